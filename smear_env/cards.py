@@ -53,7 +53,9 @@ def card_name(c: int) -> str:
 def parse_card(name: str) -> int:
     """The card id of an R3 name such as ``"TS"``; raises ``ValueError`` on anything else."""
     if not isinstance(name, str) or len(name) != 2 or name[0] not in RANK_CHARS or name[1] not in SUIT_CHARS:
-        raise ValueError(f"{name!r} is not a card name: rank in {RANK_CHARS!r} then suit in {SUIT_CHARS!r}, e.g. 'TS'")
+        raise ValueError(
+            f"{name!r} is not a card name: rank in {RANK_CHARS!r} then suit in {SUIT_CHARS!r}, e.g. 'TS'"
+        )
     return SUIT_CHARS.index(name[1]) * NUM_RANKS + RANK_CHARS.index(name[0])
 
 

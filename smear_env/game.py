@@ -150,7 +150,9 @@ class Game:
         game._deal_hand(_check_seat(dealer, "dealer"), (hands, stock))
         return game
 
-    def _deal_hand(self, dealer: int, given: tuple[Sequence[Sequence[int | str]], Sequence[int | str]] | None):
+    def _deal_hand(
+        self, dealer: int, given: tuple[Sequence[Sequence[int | str]], Sequence[int | str]] | None
+    ) -> None:
         """R5: 6 cards each, 8 to the stock; then bidding starts left of the dealer (R6)."""
         if given is None:
             perm = self.rng.permutation(NUM_CARDS).tolist()
@@ -172,7 +174,8 @@ class Game:
         self.trick: list[int] = []
         self.trick_seats: list[int] = []
         self.trick_leader = -1
-        self.tricks: list[tuple[int, tuple[int, ...], tuple[int, ...], int]] = []  # leader, seats, cards, winner
+        # completed tricks: (leader, seats in play order, cards in play order, winner)
+        self.tricks: list[tuple[int, tuple[int, ...], tuple[int, ...], int]] = []
         self.won = [0, 0]
         self.played_by = [0, 0, 0, 0]
         self.voids = [0, 0, 0, 0]
@@ -252,7 +255,8 @@ class Game:
         if phase == PLAY:
             return tuple(_bits(self._playable(), PLAY_ACTION_BASE))
         if phase == BIDDING:
-            # R6: pass, or a bid higher than every earlier bid; R8 dealer_must_bid: a stuck dealer may not pass.
+            # R6: pass, or a bid higher than every earlier bid;
+            # R8 dealer_must_bid: a stuck dealer may not pass.
             first = bid_action(self.high_bid + 1) if self.high_bid else bid_action(2)
             bids = tuple(range(first, bid_action(MAX_BID) + 1))
             stuck = (
@@ -425,7 +429,8 @@ class Game:
         else:
             trumps_played = (played[0] | played[1] | played[2] | played[3]) & tmask
             high = team_that_played(trumps_played.bit_length() - 1) if trumps_played else None
-            low = team_that_played((trumps_played & -trumps_played).bit_length() - 1) if trumps_played else None
+            lowest = (trumps_played & -trumps_played).bit_length() - 1
+            low = team_that_played(lowest) if trumps_played else None
         jack_bit = 1 << (trump * 8 + RANK_JACK)
         jack = 0 if self.won[0] & jack_bit else 1 if self.won[1] & jack_bit else None  # R15
         bteam = self.bidder & 1

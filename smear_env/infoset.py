@@ -32,7 +32,8 @@ class PlayerView:
     bidder: int | None
     contract: int | None
     trump: int | None
-    """Trump suit 0..3 once known to the observer: the bidder from the trump choice, others from the first lead."""
+    """Trump suit 0..3 once known to the observer: the bidder from the trump choice, others from the
+    first lead."""
     kitty: int
     """Bitmask of the kitty; 0 unless the observer is the bidder (R23)."""
     discards: int
