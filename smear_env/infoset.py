@@ -9,7 +9,13 @@ right = 3; own team = team 0) that the observation vector holds.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from math import comb
 
+import numpy as np
+
+from .cards import FULL_DECK, HAND_SIZE, STOCK_SIZE, SUIT_MASKS, cards_of
+from .config import SmearRules
 from .game import BIDDING, Game, Phase
 
 
@@ -112,3 +118,255 @@ def view_of(game: Game, seat: int) -> PlayerView:
         hand_sizes=tuple(h.bit_count() for h in game.hands),  # type: ignore[arg-type]
         legal_actions=game.legal_actions() if current == seat else (),
     )
+
+
+# ============================================================================ info-set sampling
+# Everything below is additive: sampling full deals consistent with one player's view, for search agents
+# (PIMC). Seats in a sampled deal are the view's seats (absolute for ``view_of``, relative for
+# ``view.relative()`` / ``observation.decode``).
+
+
+@dataclass(frozen=True)
+class HiddenDeal:
+    """A full assignment of the cards one observer cannot see, consistent with a :class:`PlayerView`.
+
+    Together with the cards already played it accounts for all 32 cards (R2): ``hands`` | ``discards`` |
+    ``stock`` | every played card = the deck, all disjoint.
+    """
+
+    hands: tuple[int, int, int, int]
+    """Current hand of every seat (bitmasks); the observer's own hand is ``view.hand``."""
+    discards: int
+    """The bidder's discards (R11): the real ones if the observer is the bidder, else sampled; 0 before
+    the kitty is taken or with kitty_size 0."""
+    stock: int
+    """Cards nobody holds or has seen: the 8 stock cards during bidding (R5), afterwards the 8 - k cards
+    the bidder did not take (R9). For a bidder observer the kitty is not in it (it is in hand/discards)."""
+
+
+@lru_cache(maxsize=1 << 16)
+def _ways(s: int, caps: tuple[int, ...], counts: tuple[int, ...], allow: tuple[int, ...]) -> int:
+    """Number of ways to deal the unknown cards of suits ``s..3`` (``counts[s]`` of each) into slots with
+    remaining capacities ``caps``, slot ``j`` taking suit ``t`` only if ``allow[j] >> t & 1``."""
+    if s == 4:
+        return 1 if not any(caps) else 0
+    total = 0
+    for dist, w in _distributions(counts[s], caps, allow, s):
+        total += w * _ways(s + 1, tuple(c - d for c, d in zip(caps, dist, strict=True)), counts, allow)
+    return total
+
+
+@lru_cache(maxsize=1 << 16)
+def _distributions(n: int, caps: tuple[int, ...], allow: tuple[int, ...], s: int) -> tuple:
+    """All ways to split ``n`` cards of suit ``s`` over the slots (counts per slot) with their multinomial
+    weight (number of card-level assignments)."""
+    out: list[tuple[tuple[int, ...], int]] = []
+    m = len(caps)
+
+    def rec(j: int, left: int, acc: list[int], w: int) -> None:
+        if j == m:
+            if left == 0:
+                out.append((tuple(acc), w))
+            return
+        hi = min(left, caps[j]) if allow[j] >> s & 1 else 0
+        for c in range(hi + 1):
+            acc.append(c)
+            rec(j + 1, left - c, acc, w * comb(left, c))
+            acc.pop()
+
+    rec(0, n, [], 1)
+    return tuple(out)
+
+
+def _allocate(unknown: int, slots: list[tuple[int, int]], rng: np.random.Generator) -> list[int] | None:
+    """Deal the cards of ``unknown`` into ``slots`` = [(size, forbidden suit bits)], uniformly over all
+    assignments that respect the forbidden suits; ``None`` when no assignment exists.
+
+    Constraints are per suit, so the number of assignments depends only on how many cards of each suit go
+    to each slot: slots without constraints are merged into one, the per-suit counts are drawn from the
+    exact counts (``_ways``), then cards are shuffled within each suit and the merged slot is split
+    uniformly.
+    """
+    if sum(size for size, _ in slots) != unknown.bit_count():
+        raise ValueError(
+            f"sampler: slot sizes {[s for s, _ in slots]} do not add up to the "
+            f"{unknown.bit_count()} unknown cards"
+        )
+    free = [i for i, (_, forb) in enumerate(slots) if not forb]
+    constrained = [i for i, (_, forb) in enumerate(slots) if forb]
+    out = [0] * len(slots)
+    if constrained:
+        caps = tuple(slots[i][0] for i in constrained) + (sum(slots[i][0] for i in free),)
+        allow = tuple((~slots[i][1]) & 0xF for i in constrained) + (0xF,)
+        suit_cards = [[c for c in range(s * 8, s * 8 + 8) if unknown >> c & 1] for s in range(4)]
+        counts = tuple(len(cs) for cs in suit_cards)
+        if _ways(0, caps, counts, allow) == 0:
+            return None
+        free_cards: list[int] = []
+        for s in range(4):
+            options = _distributions(counts[s], caps, allow, s)
+            weights = []
+            for dist, w in options:
+                rest = tuple(c - d for c, d in zip(caps, dist, strict=True))
+                weights.append(w * _ways(s + 1, rest, counts, allow))
+            total = sum(weights)
+            # exact integer draw (the counts can exceed float precision only far beyond 32 cards)
+            r = int(rng.integers(total)) if total < (1 << 62) else int(rng.random() * total)
+            k = 0
+            while r >= weights[k]:
+                r -= weights[k]
+                k += 1
+            dist = options[k][0]
+            caps = tuple(c - d for c, d in zip(caps, dist, strict=True))
+            cards = suit_cards[s]
+            perm = [cards[i] for i in rng.permutation(len(cards))] if len(cards) > 1 else cards
+            pos = 0
+            for j, d in enumerate(dist):
+                chunk = perm[pos:pos + d]
+                pos += d
+                if j < len(constrained):
+                    for c in chunk:
+                        out[constrained[j]] |= 1 << c
+                else:
+                    free_cards.extend(chunk)
+    else:
+        free_cards = [c for c in range(32) if unknown >> c & 1]
+    if free:
+        perm = [free_cards[i] for i in rng.permutation(len(free_cards))]
+        pos = 0
+        for i in free:
+            for c in perm[pos:pos + slots[i][0]]:
+                out[i] |= 1 << c
+            pos += slots[i][0]
+    return out
+
+
+def hidden_discard_count(view: PlayerView) -> int:
+    """How many cards the bidder has discarded so far (R11), from any observer's information."""
+    if view.bidder is None or view.phase == BIDDING or not view.kitty_size:
+        return 0
+    b = view.bidder
+    return HAND_SIZE + view.kitty_size - view.hand_sizes[b] - view.played_by[b].bit_count()
+
+
+def sample_hidden(view: PlayerView, rng: np.random.Generator) -> HiddenDeal:
+    """A full deal consistent with everything ``view``'s observer has seen (R22, R23), drawn uniformly
+    over all such deals (exact, never fails when one exists; the true deal always does).
+
+    Consistency: the observer's own hand; the kitty and discards when the observer is the bidder; no
+    played card in any hand; every seat's current hand size; no card of a suit a seat has shown void in
+    (``view.voids``); the right number of hidden discards and stock cards. R11: when trump is known, the
+    sampled discards of another bidder contain no trump -- a trump may be discarded only when every other
+    card in hand is trump, which we treat as impossible unless no deal without it is consistent (then the
+    constraint is dropped). Bidding behaviour is not used (no inference from bids).
+    """
+    seat = view.seat
+    k = view.kitty_size
+    played = view.played_by[0] | view.played_by[1] | view.played_by[2] | view.played_by[3]
+    bidding_over = view.bidder is not None and view.phase != BIDDING
+    is_bidder = bidding_over and view.bidder == seat
+    known = view.hand | played | (view.discards if is_bidder else 0)
+    unknown = FULL_DECK & ~known
+    others = [s for s in range(4) if s != seat]
+    slots: list[tuple[int, int]] = [(view.hand_sizes[s], view.voids[s] & 0xF) for s in others]
+    n_disc = 0
+    if bidding_over and not is_bidder and k:
+        n_disc = hidden_discard_count(view)
+        no_trump = (1 << view.trump) if view.trump is not None else 0
+        slots.append((n_disc, no_trump))
+    stock_size = STOCK_SIZE - (k if bidding_over else 0)
+    slots.append((stock_size, 0))
+    got = _allocate(unknown, slots, rng)
+    if got is None and n_disc and slots[3][1]:
+        slots[3] = (n_disc, 0)  # R11 exception: the bidder held more than 6 trumps
+        got = _allocate(unknown, slots, rng)
+    if got is None:
+        raise ValueError(f"no deal is consistent with this view (seat {seat}, phase {view.phase.name})")
+    hands = [0, 0, 0, 0]
+    hands[seat] = view.hand
+    for i, s in enumerate(others):
+        hands[s] = got[i]
+    discards = view.discards if is_bidder else (got[3] if n_disc else 0)
+    return HiddenDeal(hands=tuple(hands), discards=discards, stock=got[-1])  # type: ignore[arg-type]
+
+
+def determinize(view: PlayerView, rules: SmearRules, rng: np.random.Generator) -> Game:
+    """A :class:`Game` in ``view``'s current state (phase, bids, trick, won cards, scores) whose hidden cards
+    come from :func:`sample_hidden`; for search. Seats are the view's seats.
+
+    What the view does not hold is filled in plausibly: the finished tricks are placeholders (only their
+    number is right, so records of the determinized game lack their plays), the kitty of another bidder is
+    k random cards of that bidder's, and an unknown trump (the observer is not the bidder, before the first
+    lead) is a random suit of the bidder's hand. The game's own generator is seeded from ``rng``.
+    """
+    if rules.kitty_size != view.kitty_size or rules.target_score != view.target_score:
+        raise ValueError(
+            f"rules (kitty_size={rules.kitty_size}, target_score={rules.target_score}) do not match the view "
+            f"(kitty_size={view.kitty_size}, target_score={view.target_score})"
+        )
+    deal = sample_hidden(view, rng)
+    k = rules.kitty_size
+    g = Game.__new__(Game)
+    g.rules = rules
+    g.seed = None
+    g.rng = np.random.default_rng(int(rng.integers(1 << 63)))
+    g.phase = int(view.phase)
+    g.scores = [view.scores[0], view.scores[1]]
+    g.winner = None
+    g.dealer = view.dealer
+    g.hand_number = 0
+    g.hands = list(deal.hands)
+    bidding_over = view.bidder is not None and view.phase != BIDDING
+    bidder = view.bidder if bidding_over else None
+    # original deal: current hand + played cards (+ discards - kitty for the bidder)
+    kitty = 0
+    if bidder is not None and k:
+        if bidder == view.seat:
+            kitty = view.kitty
+        else:
+            pool = cards_of(deal.hands[bidder] | view.played_by[bidder] | deal.discards)
+            kitty = sum(1 << pool[i] for i in rng.choice(len(pool), size=k, replace=False))
+    orig = []
+    for s in range(4):
+        m = deal.hands[s] | view.played_by[s]
+        if s == bidder:
+            m = (m | deal.discards) & ~kitty
+        orig.append(cards_of(m))
+    g.deal = orig
+    g.stock = cards_of(kitty) + [int(c) for c in rng.permutation(cards_of(deal.stock))]
+    order = [(view.dealer + 1 + i) % 4 for i in range(4)]
+    g.bids = [(s, view.bids[s]) for s in order if view.bids[s] is not None]  # type: ignore[misc]
+    g.high_bid = max((b for b in view.bids if b), default=0)
+    g.bidder = bidder
+    if not bidding_over:
+        for s, b in g.bids:
+            if b:
+                g.bidder = s  # the highest bid so far is the last one (R6)
+    g.contract = view.contract if bidding_over else None
+    g.kitty = cards_of(kitty)
+    trump = view.trump if view.trump is not None else -1
+    if trump < 0 and bidder is not None and k and view.phase in (Phase.DISCARD, Phase.PLAY):
+        suits = [s for s in range(4) if (deal.hands[bidder] | deal.discards) & SUIT_MASKS[s]]
+        trump = int(suits[int(rng.integers(len(suits)))])
+    g.trump = trump
+    g.discards = cards_of(deal.discards)
+    g.trick = list(view.trick)
+    g.trick_leader = view.trick_leader if view.trick_leader is not None else (
+        view.to_act if view.to_act is not None else -1)
+    g.trick_seats = [(g.trick_leader + i) % 4 for i in range(len(view.trick))]
+    n_done = (played_count(view) - len(view.trick)) // 4
+    g.tricks = [(-1, (), (), -1)] * n_done
+    g.won = [view.won_by_team[0], view.won_by_team[1]]
+    g.played_by = list(view.played_by)
+    g.voids = list(view.voids)
+    g.to_act = view.to_act if view.to_act is not None else 0
+    g.hand_thrown_in = False
+    g.hand_result = None
+    g.history = []
+    g._legal = None
+    g._next_dealer = view.dealer
+    return g
+
+
+def played_count(view: PlayerView) -> int:
+    return sum(m.bit_count() for m in view.played_by)

@@ -7,11 +7,15 @@ and may keep memory for the rest of that game.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..config import SmearRules
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..infoset import PlayerView
 
 
 @runtime_checkable
@@ -43,3 +47,34 @@ class RandomAgent:
         if legal.size == 0:
             raise ValueError("RandomAgent.act: the action mask has no legal action (is this agent to act?)")
         return int(legal[self._rng.integers(legal.size)])
+
+    def act_view(self, view: PlayerView) -> int:
+        """Optional fast path (see :func:`act_with_view`): same draw as :meth:`act` on the same state."""
+        legal = view.legal_actions
+        if not legal:
+            raise ValueError("RandomAgent.act_view: the view has no legal action (is this agent to act?)")
+        return int(legal[self._rng.integers(len(legal))])
+
+
+class CallableAgent:
+    """Adapter: an agent from a plain function ``fn(observation_dict) -> action`` (no memory, no rng)."""
+
+    def __init__(self, fn: Callable[[dict[str, Any]], int], name: str = "callable") -> None:
+        if not callable(fn):
+            raise TypeError(f"CallableAgent needs a callable, not {type(fn).__name__}")
+        self._fn = fn
+        self.name = name
+
+    def start_game(self, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
+        pass
+
+    def act(self, observation: dict[str, Any]) -> int:
+        return int(self._fn(observation))
+
+
+def has_view_fast_path(agent: Any) -> bool:
+    """Whether ``agent`` offers ``act_view(relative_view) -> int``: an optional extension of the protocol
+    for agents that reason on the decoded :class:`~smear_env.infoset.PlayerView` anyway. It must return
+    exactly what ``act(observe(game, seat))`` returns (``view`` is ``view_of(game, seat).relative()``,
+    which equals ``observation.decode(obs, mask)``); evaluation uses it to skip encoding."""
+    return callable(getattr(agent, "act_view", None))

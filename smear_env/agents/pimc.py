@@ -1,0 +1,297 @@
+"""PIMC search baseline: Perfect-Information Monte Carlo (sampled deals + the exact play solver).
+
+At each decision the agent decodes its observation into its (relative) :class:`PlayerView`, samples full
+deals consistent with it (:func:`smear_env.infoset.sample_hidden`), solves every sample with
+:mod:`smear_env.agents.solver` and takes the action with the best mean value. Values are the R17 score
+difference (own team's score change minus the other team's).
+
+* Card play (R12): every legal card is solved exactly in every sample; best mean wins.
+* Bidding (R6-R8): per sample, as if it were the bidder: a kitty drawn from the sampled stock (R9), the
+  trump suit it would name from its own cards (heuristic), greedy discards (R11), then one solve of the
+  whole hand with objective "bidder team's points" -> pB, and pD taken as the other points in play. A bid b is
+  worth ``(pB if pB >= b else -b) - pD`` (R17) on average; it bids the best legal bid if that is worth
+  more than ``bid_threshold``, else passes (a stuck dealer, R8 dealer_must_bid, bids its best).
+* Trump (R10) and discards (R11) are chosen together when trump is named: candidate (trump, discard
+  set) pairs -- the strongest suits, each with a "bank card points" and a "throw the lowest cards"
+  discard rule -- are scored by the same sampled solves with the contract rule as value; the discard
+  decisions then play the chosen set.
+
+Determinism: all randomness comes from the generator given to :meth:`PimcAgent.start_game`. With
+``budget_ms`` set, sampling stops once the decision has used that much wall time (after at least
+``min_samples``), so results then depend on machine speed; ``budget_ms=None`` uses exactly ``samples``
+samples and is fully reproducible.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..actions import (
+    DISCARD_ACTION_BASE,
+    MAX_BID,
+    PASS_ACTION,
+    PLAY_ACTION_BASE,
+    TRUMP_ACTION_BASE,
+    action_bid,
+    bid_action,
+)
+from ..cards import RANK_ACE, RANK_GAME_VALUE, RANK_JACK, SUIT_MASKS, cards_of
+from ..config import SmearRules
+from ..game import BIDDING, DISCARD, PLAY, TRUMP
+from ..infoset import PlayerView, sample_hidden
+from .solver import SolverState, solve, solve_all_moves
+
+
+def _bidder_points(pb: int, pd: int) -> float:
+    """Objective for bid estimates: the bidder team's points (its opponents minimise them)."""
+    return pb
+
+
+def _unawarded(hands: tuple[int, ...], trump: int, high_low: str) -> int:
+    """Points of High/Low/Jack whose card is in nobody's hand (R13-R15 ace_seven), 0 with unknown trump."""
+    if trump < 0:
+        return 0
+    allh = hands[0] | hands[1] | hands[2] | hands[3]
+    cards = (trump * 8 + RANK_JACK,) if high_low != "ace_seven" else (trump * 8, trump * 8 + RANK_JACK,
+                                                                      trump * 8 + RANK_ACE)
+    return sum(1 for c in cards if not allh >> c & 1)
+
+
+def trump_strength(hand: int, suit: int) -> float:
+    """Heuristic strength of ``hand`` with ``suit`` as trump (count and high cards)."""
+    t = hand & SUIT_MASKS[suit]
+    score = 2.0 * t.bit_count()
+    for c in cards_of(t):
+        r = c & 7
+        score += (3.0, 0.0, 0.0, 0.5, 1.5, 1.0, 1.5, 3.0)[r]  # 7 (Low), T, J (Jack), Q, K, A (High)
+    return score
+
+
+def greedy_discards(hand: int, trump: int, n: int) -> int:
+    """``n`` cards to discard from ``hand`` (R11: non-trumps while there are any). Bank card points
+    (tens first, then K/Q/J) rather than lose them in play; keep side aces; then the lowest cards."""
+    out = 0
+    side = cards_of(hand & ~SUIT_MASKS[trump])
+
+    def order(c: int) -> tuple[int, int]:
+        r = c & 7
+        if r == RANK_ACE:
+            return (1, 0)
+        return (0, -RANK_GAME_VALUE[r] * 8 + r)
+
+    side.sort(key=order)
+    trumps = sorted(cards_of(hand & SUIT_MASKS[trump]), key=lambda c: (c & 7 in (0, RANK_JACK), c & 7))
+    for c in (side + trumps)[:n]:
+        out |= 1 << c
+    return out
+
+
+def lowest_discards(hand: int, trump: int, n: int) -> int:
+    """``n`` cards to discard: the lowest non-trumps (R11), keeping every card that might win a trick."""
+    side = sorted(cards_of(hand & ~SUIT_MASKS[trump]), key=lambda c: (c & 7, c))
+    trumps = sorted(cards_of(hand & SUIT_MASKS[trump]), key=lambda c: (c & 7 in (0, RANK_JACK), c & 7))
+    out = 0
+    for c in (side + trumps)[:n]:
+        out |= 1 << c
+    return out
+
+
+class PimcAgent:
+    """Perfect-Information Monte Carlo agent (see the module docstring)."""
+
+    name = "pimc"
+
+    def __init__(
+        self,
+        rules: SmearRules | None = None,
+        samples: int = 16,
+        budget_ms: float | None = 80.0,
+        min_samples: int = 4,
+        bid_threshold: float = 0.0,
+        trump_candidates: int = 2,
+        min_samples_multi: int = 2,
+    ) -> None:
+        if samples < 1:
+            raise ValueError(f"samples must be >= 1, not {samples!r}")
+        if budget_ms is not None and budget_ms <= 0:
+            raise ValueError(f"budget_ms must be > 0 or None, not {budget_ms!r}")
+        if not 1 <= min_samples:
+            raise ValueError(f"min_samples must be >= 1, not {min_samples!r}")
+        self.rules = rules if rules is not None else SmearRules()
+        self.samples = int(samples)
+        self.budget_ms = budget_ms
+        self.min_samples = min(int(min_samples), self.samples)
+        self.bid_threshold = float(bid_threshold)
+        self.trump_candidates = int(trump_candidates)
+        self.min_samples_multi = int(min_samples_multi)
+        self._plan = 0
+        self.seat = 0
+        self._rng = np.random.default_rng(0)
+        self.stats: dict[str, list[float]] = {}  # per phase: seconds per decision
+
+    def start_game(self, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
+        self.seat = seat
+        self.rules = rules
+        self._rng = rng
+
+    # ------------------------------------------------------------------ the protocol
+    def act(self, observation: dict[str, Any]) -> int:
+        from ..observation import decode
+
+        mask = np.asarray(observation["action_mask"])
+        legal = [int(a) for a in np.flatnonzero(mask)]
+        if not legal:
+            raise ValueError("PimcAgent.act: the action mask has no legal action (is this agent to act?)")
+        if len(legal) == 1:
+            return legal[0]
+        view = decode(observation["observation"], mask)
+        t0 = time.perf_counter()
+        phase = view.phase
+        if phase == PLAY:
+            a = self._play(view, legal)
+        elif phase == BIDDING:
+            a = self._bid(view, legal)
+        elif phase == TRUMP:
+            a = self._trump(view, legal)
+        elif phase == DISCARD:
+            a = self._discard(view, legal)
+        else:  # pragma: no cover - nobody acts in HAND_OVER / GAME_OVER
+            raise ValueError(f"PimcAgent.act: no decision in phase {phase.name}")
+        self.stats.setdefault(phase.name, []).append(time.perf_counter() - t0)
+        return a
+
+    def act_view(self, view: PlayerView) -> int:
+        """The action for a relative view (``view.relative()`` or a decoded observation)."""
+        legal = list(view.legal_actions)
+        if len(legal) == 1:
+            return legal[0]
+        phase = view.phase
+        if phase == PLAY:
+            return self._play(view, legal)
+        if phase == BIDDING:
+            return self._bid(view, legal)
+        if phase == TRUMP:
+            return self._trump(view, legal)
+        return self._discard(view, legal)
+
+    # ------------------------------------------------------------------ helpers
+    def _sample_loop(self, min_samples: int | None = None):
+        """Yield sample indices until the sample count or the time budget is used up."""
+        t0 = time.perf_counter()
+        budget = None if self.budget_ms is None else self.budget_ms / 1000.0
+        least = self.min_samples if min_samples is None else min_samples
+        for i in range(self.samples):
+            if budget is not None and i >= least and time.perf_counter() - t0 > budget:
+                return
+            yield i
+
+    def _first_lead_state(self, hands: tuple[int, ...], trump: int, contract: int, discards: int
+                          ) -> SolverState:
+        return SolverState(
+            hands=hands,  # type: ignore[arg-type]
+            trump=trump,
+            to_move=0,
+            bidder=0,
+            contract=contract,
+            discards=discards,
+            high_low=self.rules.high_low,
+            game_point_tie=self.rules.game_point_tie,
+            first_lead=True,
+        )
+
+    # ------------------------------------------------------------------ card play (R12)
+    def _play(self, view: PlayerView, legal: list[int]) -> int:
+        assert view.bidder is not None and view.contract is not None
+        totals = dict.fromkeys((a - PLAY_ACTION_BASE for a in legal), 0.0)
+        first = not any(view.played_by)
+        for _ in self._sample_loop():
+            deal = sample_hidden(view, self._rng)
+            state = SolverState(
+                hands=deal.hands,
+                trump=view.trump if view.trump is not None else -1,
+                to_move=0,
+                bidder=view.bidder,
+                contract=view.contract,
+                trick=view.trick,
+                played_by=view.played_by,
+                won=view.won_by_team,
+                discards=deal.discards,
+                high_low=self.rules.high_low,
+                game_point_tie=self.rules.game_point_tie,
+                first_lead=first,
+            )
+            for c, v in solve_all_moves(state).items():
+                totals[c] += v
+        best = max(sorted(totals), key=lambda c: totals[c])  # ties: lowest card id
+        return PLAY_ACTION_BASE + best
+
+    # ------------------------------------------------------------------ bidding (R6-R8)
+    def _bid(self, view: PlayerView, legal: list[int]) -> int:
+        k = view.kitty_size
+        bids = [action_bid(a) for a in legal if a != PASS_ACTION]
+        worth = dict.fromkeys(bids, 0.0)
+        n = 0
+        for _ in self._sample_loop(min_samples=self.min_samples_multi):
+            deal = sample_hidden(view, self._rng)
+            stock = cards_of(deal.stock)
+            kitty = 0
+            if k:
+                for i in self._rng.permutation(len(stock))[:k]:
+                    kitty |= 1 << stock[int(i)]
+            hand = view.hand | kitty
+            suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
+            if k:
+                trump = max(suits, key=lambda s: (trump_strength(hand, s), -s))
+                disc = greedy_discards(hand, trump, k)
+                hand &= ~disc
+            else:
+                trump, disc = -1, 0  # R10, kitty 0: the solver picks the lead that names trump
+            hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
+            pb = int(solve(self._first_lead_state(hands, trump, MAX_BID, disc), _bidder_points))
+            pd = 4 - pb - _unawarded(hands, trump, self.rules.high_low)  # approximation: the rest
+            for b in bids:
+                worth[b] += (pb if pb >= b else -b) - pd  # R17
+            n += 1
+        best = max(sorted(bids, reverse=True), key=lambda b: worth[b]) if bids else 0
+        if PASS_ACTION in legal and (not bids or worth[best] / max(n, 1) <= self.bid_threshold):
+            return PASS_ACTION
+        return bid_action(best)
+
+    # ------------------------------------------------------------------ trump and discards (R10, R11)
+    def _trump(self, view: PlayerView, legal: list[int]) -> int:
+        """Trump and the discard plan are chosen together: candidates are (trump, discard set) pairs for
+        the ``trump_candidates`` strongest suits, each with two discard rules (bank card points / throw
+        the lowest cards); the discards that follow play the chosen plan (R11)."""
+        assert view.contract is not None
+        k = view.kitty_size
+        hand = view.hand
+        suits = sorted((a - TRUMP_ACTION_BASE for a in legal), key=lambda s: (-trump_strength(hand, s), s))
+        cands: list[tuple[int, int]] = []
+        for s in suits[: max(1, self.trump_candidates)]:
+            for disc in (greedy_discards(hand, s, k), lowest_discards(hand, s, k)):
+                if (s, disc) not in cands:
+                    cands.append((s, disc))
+        totals = dict.fromkeys(cands, 0.0)
+        if len(cands) > 1:
+            for _ in self._sample_loop(min_samples=self.min_samples_multi):
+                deal = sample_hidden(view, self._rng)
+                for s, disc in cands:
+                    hands = (hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
+                    totals[(s, disc)] += solve(self._first_lead_state(hands, s, view.contract, disc))
+        best = max(cands, key=lambda sd: totals[sd])  # ties: the first (strongest suit, banking rule)
+        self._plan = best[1]
+        return TRUMP_ACTION_BASE + best[0]
+
+    def _discard(self, view: PlayerView, legal: list[int]) -> int:
+        assert view.trump is not None
+        left = view.kitty_size - view.discards.bit_count()
+        plan = self._plan & view.hand
+        if not plan:
+            plan = greedy_discards(view.hand, view.trump, left)
+        for c in cards_of(plan):
+            if DISCARD_ACTION_BASE + c in legal:
+                return DISCARD_ACTION_BASE + c
+        return legal[0]  # pragma: no cover - the plan always holds a legal discard

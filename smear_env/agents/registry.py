@@ -1,0 +1,108 @@
+"""Build an agent from a short text spec (used by ``smear-eval``, configs and the play CLI).
+
+Specs:
+
+* ``random`` -- :class:`~smear_env.agents.base.RandomAgent`;
+* ``heuristic`` -- :class:`~smear_env.agents.heuristic.HeuristicAgent`;
+* ``pimc`` or ``pimc:samples=16,budget_ms=80`` -- ``smear_env.agents.pimc.PimcAgent(rules, **options)``
+  (imported lazily; option values are parsed as int, then float, then ``true``/``false``, else kept as text);
+* a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
+  ``training.checkpoint.load_agent(path, rules)``.
+
+The agent's ``name`` is set to its spec, so records and tables show what was asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..config import SmearRules
+from .base import Agent, RandomAgent
+
+BUILTIN_NAMES = ("random", "heuristic", "pimc")
+CHECKPOINT_SUFFIX = ".safetensors"
+
+
+def _valid_specs() -> str:
+    return (
+        "valid specs: 'random', 'heuristic', 'pimc' or 'pimc:key=value,...' "
+        "(e.g. 'pimc:samples=16,budget_ms=80'), "
+        f"or the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}')"
+    )
+
+
+def _parse_value(text: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    return text
+
+
+def parse_options(spec: str, text: str) -> dict[str, Any]:
+    """``"samples=16,budget_ms=80"`` -> ``{"samples": 16, "budget_ms": 80}``; malformed -> ValueError."""
+    options: dict[str, Any] = {}
+    if not text:
+        return options
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier() or not value.strip():
+            raise ValueError(
+                f"bad agent spec {spec!r}: option {part!r} is not key=value; {_valid_specs()}"
+            )
+        if key in options:
+            raise ValueError(f"bad agent spec {spec!r}: option {key!r} given twice")
+        options[key] = _parse_value(value.strip())
+    return options
+
+
+def is_checkpoint_spec(spec: str) -> bool:
+    return spec.endswith(CHECKPOINT_SUFFIX) or os.path.isfile(spec)
+
+
+def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
+    """The agent named by ``spec`` (see the module docstring). Unknown spec -> ``ValueError`` naming the
+    valid ones; a checkpoint path that does not exist -> ``FileNotFoundError``."""
+    if not isinstance(spec, str):
+        raise TypeError(f"agent spec must be a string, not {type(spec).__name__}; {_valid_specs()}")
+    rules = rules if rules is not None else SmearRules()
+    text = spec.strip()
+    base, _, opts = text.partition(":")
+    agent: Any
+    if base in ("random", "heuristic") and not opts:
+        if base == "random":
+            agent = RandomAgent()
+        else:
+            from .heuristic import HeuristicAgent
+
+            agent = HeuristicAgent(rules)
+    elif base == "pimc":
+        options = parse_options(spec, opts)
+        from .pimc import PimcAgent  # lazy: written by the search engineer, may be heavy
+
+        agent = PimcAgent(rules, **options)
+    elif is_checkpoint_spec(text):
+        if not os.path.isfile(text):
+            raise FileNotFoundError(
+                f"checkpoint {text!r} not found: agent spec {spec!r} names a checkpoint file that does not "
+                "exist"
+            )
+        from training.checkpoint import load_agent  # lazy: only training/ imports torch
+
+        agent = load_agent(text, rules)
+    else:
+        raise ValueError(f"unknown agent spec {spec!r}; {_valid_specs()}")
+    try:
+        agent.name = text
+    except AttributeError:  # pragma: no cover - an agent with a read-only name keeps its own
+        pass
+    return agent
+
+
+__all__ = ["BUILTIN_NAMES", "make_agent", "parse_options", "is_checkpoint_spec"]

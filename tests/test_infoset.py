@@ -1,0 +1,113 @@
+"""Info-set sampling (R22, R23): every sampled deal is consistent with the observer's view."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from smear_env.cards import FULL_DECK, SUIT_MASKS
+from smear_env.config import SmearRules
+from smear_env.game import HAND_OVER, Game
+from smear_env.infoset import determinize, hidden_discard_count, sample_hidden, view_of
+
+
+def _check(game: Game, seat: int, deal, view) -> None:
+    played = view.played_by[0] | view.played_by[1] | view.played_by[2] | view.played_by[3]
+    assert deal.hands[seat] == game.hands[seat]  # own hand
+    for s in range(4):
+        assert deal.hands[s].bit_count() == game.hands[s].bit_count()  # sizes
+        assert not deal.hands[s] & played  # played cards excluded
+        for suit in range(4):
+            if view.voids[s] >> suit & 1:
+                assert not deal.hands[s] & SUIT_MASKS[suit]  # shown void
+    parts = [*deal.hands, deal.discards, deal.stock, played]
+    assert sum(p.bit_count() for p in parts) == 32  # 32 cards conserved, all disjoint
+    union = 0
+    for p in parts:
+        union |= p
+    assert union == FULL_DECK
+    k = game.rules.kitty_size
+    assert deal.discards.bit_count() == len(game.discards)
+    assert deal.stock.bit_count() == (8 if game.phase == 0 or game.bidder is None else 8 - k)
+    if game.bidder == seat and game.phase != 0:
+        assert deal.discards == sum(1 << c for c in game.discards)  # R23: the bidder knows its discards
+    elif view.trump is not None and deal.discards:
+        assert not deal.discards & SUIT_MASKS[view.trump]  # R11 (see sample_hidden)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31), kitty=st.integers(0, 3), steps=st.integers(0, 40), seat=st.integers(0, 3))
+def test_r22_r23_sampled_deals_are_consistent(seed, kitty, steps, seat):
+    rules = SmearRules(kitty_size=kitty, target_score=1000)
+    g = Game(rules, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if g.phase == HAND_OVER:
+            g.start_next_hand()
+        la = g.legal_actions()
+        g.apply(la[int(rng.integers(len(la)))])
+    if g.phase == HAND_OVER:
+        g.start_next_hand()
+    view = view_of(g, seat)
+    assert hidden_discard_count(view) == (len(g.discards) if g.bidder is not None and g.phase != 0 else 0)
+    for _ in range(5):
+        _check(g, seat, sample_hidden(view, rng), view)
+    rel = view.relative()
+    d = sample_hidden(rel, rng)
+    assert d.hands[0] == g.hands[seat]
+    if g.current_player == seat:
+        assert determinize(rel, rules, rng).legal_actions() == rel.legal_actions
+
+
+def test_sampler_is_uniform_over_consistent_assignments():
+    """Exact uniformity: 6 cards (3 clubs, 3 diamonds) into slots of 2 / 2 / 2 where slot 0 may hold no
+    club (a shown void) and slot 1 no diamond; every consistent assignment is drawn equally often."""
+    from itertools import permutations
+
+    from smear_env.infoset import _allocate
+
+    cards = [0, 1, 2, 8, 9, 10]
+    unknown = sum(1 << c for c in cards)
+    slots = [(2, 0b0001), (2, 0b0010), (2, 0)]
+    valid = set()
+    for p in permutations(cards):
+        a = (1 << p[0] | 1 << p[1], 1 << p[2] | 1 << p[3], 1 << p[4] | 1 << p[5])
+        if not a[0] & SUIT_MASKS[0] and not a[1] & SUIT_MASKS[1]:
+            valid.add(a)
+    rng = np.random.default_rng(0)
+    n = 4000
+    seen: dict[tuple, int] = {}
+    for _ in range(n):
+        got = tuple(_allocate(unknown, slots, rng))
+        assert got in valid
+        seen[got] = seen.get(got, 0) + 1
+    assert len(seen) == len(valid) == 9  # slot 0: 2 diamonds (3 ways), slot 1: 2 clubs (3 ways)
+    for c in seen.values():
+        assert abs(c / n - 1 / 9) < 0.025
+    assert _allocate(unknown, [(4, 0b0001), (1, 0), (1, 0)], rng) is None  # 3 diamonds cannot fill 4
+
+
+def test_r12_voids_respected_in_play():
+    rules = SmearRules(kitty_size=3, target_score=1000)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(60):
+        g = Game(rules, seed=seed)
+        while g.phase != HAND_OVER:
+            if any(g.voids):
+                for seat in range(4):
+                    view = view_of(g, seat)
+                    for _ in range(3):
+                        _check(g, seat, sample_hidden(view, rng), view)
+                    checked += 1
+            la = g.legal_actions()
+            g.apply(la[int(rng.integers(len(la)))])
+    assert checked > 100
+
+
+def test_sampling_is_seeded():
+    g = Game(SmearRules(), seed=1)
+    view = view_of(g, 2)
+    a = [sample_hidden(view, np.random.default_rng(9)) for _ in range(2)]
+    assert a[0] == a[1]

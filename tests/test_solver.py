@@ -1,0 +1,120 @@
+"""The perfect-information solver (R12-R17) against hand-computed endings and brute-force minimax."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from smear_env.agents.solver import SolverState, contract_value, solve, solve_all_moves
+from smear_env.cards import mask_of, parse_card
+from smear_env.config import SmearRules
+from smear_env.game import HAND_OVER, PLAY, Game
+
+
+def _state(hands, trump="S", to_move=0, bidder=0, contract=2, **kw) -> SolverState:
+    return SolverState(
+        hands=tuple(mask_of(h) for h in hands), trump="CDHS".index(trump), to_move=to_move, bidder=bidder,
+        contract=contract, **kw,
+    )
+
+
+def test_r15_r16_last_trick_jack_and_game_to_the_winner():
+    # One trick left, spades trump. Seat 0 (bidder team) leads AS and wins JS and TH:
+    # High (AS), Jack, Game (all card points) to team 0; Low (7S) played by seat 1 -> team 1. 3-1, contract 2.
+    st = _state([["AS"], ["7S"], ["JS"], ["TH"]], won=(0, 0), played_by=(0, 0, 0, 0))
+    assert solve(st) == 3 - 1
+    assert solve_all_moves(st) == {parse_card("AS"): 2}
+
+
+def test_r17_set_bidder_value_from_defender_view():
+    # Bidder seat 1 (team 1) contract 4 gets only Low (7S): set by 4; defenders win High, Jack, Game: 3.
+    st = _state([["AS"], ["7S"], ["JS"], ["TH"]], bidder=1, contract=4)
+    # value for the mover's team (team 0, defenders): 3 - (-4) = 7
+    assert solve(st) == 7
+
+
+def test_r13_r16_r17_two_tricks_hand_computed():
+    # Hearts trump; only trump in play is AH (seat 0): High to team 0, no Low/Jack in play (R13-R15).
+    # Whatever seat 0 leads, team 1 takes TC with KC or QC and wins Game (>= 12 card points against <= 8).
+    # Bidder seat 0, contract 2: team 0 has 1 point -> set: -2 - 1 = -3 (R17) for either lead.
+    hands = [["AH", "TC"], ["KC", "7C"], ["8C", "9C"], ["QC", "JC"]]
+    assert solve_all_moves(_state(hands, trump="H")) == {parse_card("AH"): -3, parse_card("TC"): -3}
+    # Bidder seat 1 (team 1), contract 2: team 1 has only Game -> set: -2 - 1 = -3 for the bidder team,
+    # i.e. +3 for seat 0's team (values are for the mover's team).
+    assert solve_all_moves(_state(hands, trump="H", bidder=1)) == {parse_card("AH"): 3, parse_card("TC"): 3}
+
+
+def _brute(game: Game, bteam: int) -> float:
+    if game.phase != PLAY:
+        ch = game.hand_result["score_change"]
+        return ch[bteam] - ch[1 - bteam]
+    vals = []
+    for a in game.legal_actions():
+        g = game.copy()
+        g.apply(a)
+        vals.append(_brute(g, bteam))
+    return max(vals) if (game.to_act & 1) == bteam else min(vals)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_r12_r17_solver_equals_engine_brute_force_on_endings(seed):
+    """Every legal card's value equals brute-force minimax through the real engine (2-3 tricks left),
+    over all rule options that change hand scoring."""
+    rng = np.random.default_rng(seed)
+    for i in range(25):
+        rules = SmearRules(
+            kitty_size=int(rng.integers(4)), high_low=("ace_seven", "in_play")[i % 2],
+            game_point_tie=("nobody", "bidder")[(i // 2) % 2], target_score=1000,
+        )
+        g = Game(rules, seed=int(rng.integers(1 << 30)))
+        while g.phase != PLAY:
+            if g.phase == HAND_OVER:
+                g.start_next_hand()
+                continue
+            la = g.legal_actions()
+            g.apply(la[int(rng.integers(len(la)))])
+        left = int(rng.integers(2, 4))
+        for _ in range((6 - left) * 4 + int(rng.integers(4))):
+            la = g.legal_actions()
+            g.apply(la[int(rng.integers(len(la)))])
+        st = SolverState.from_game(g)
+        bteam = g.bidder & 1
+        sign = 1 if (g.to_act & 1) == bteam else -1
+        expect = {}
+        for a in g.legal_actions():
+            h = g.copy()
+            h.apply(a)
+            expect[a - 40] = sign * _brute(h, bteam)
+        assert solve_all_moves(st) == expect
+        assert solve(st) == max(expect.values())
+
+
+def test_r10_unknown_trump_kitty0_first_lead_names_trump():
+    # kitty_size 0: trump -1 before the first lead; every card of the hand is a candidate lead.
+    rng = np.random.default_rng(7)
+    g = Game(SmearRules(kitty_size=0, target_score=1000), seed=3)
+    while g.phase != PLAY:
+        if g.phase == HAND_OVER:
+            g.start_next_hand()
+            continue
+        la = g.legal_actions()
+        g.apply(la[int(rng.integers(len(la)))])
+    st = SolverState.from_game(g)
+    assert st.trump == -1
+    vals = solve_all_moves(st)
+    assert sorted(vals) == sorted(a - 40 for a in g.legal_actions())
+    assert solve(st) == max(vals.values())
+
+
+def test_custom_value_fn_and_contract_value():
+    v = contract_value(3)
+    assert v(3, 1) == 2 and v(2, 1) == -4
+    st = _state([["AS"], ["7S"], ["JS"], ["TH"]])
+    assert solve(st, lambda pb, pd: pb) == 3
+
+
+def test_bad_state_is_rejected_with_names():
+    with pytest.raises(ValueError, match="hand sizes"):
+        _state([["AS", "KS"], ["7S"], ["JS"], ["TH"]])
+    with pytest.raises(ValueError, match="high_low"):
+        _state([["AS"], ["7S"], ["JS"], ["TH"]], high_low="x")
