@@ -93,3 +93,36 @@ def action_name(action: int) -> str:
     if is_discard(action):
         return f"discard {card_name(action - DISCARD_ACTION_BASE)}"
     return f"play {card_name(action - PLAY_ACTION_BASE)}"
+
+
+def parse_action(name: str) -> int:
+    """Inverse of :func:`action_name`: ``"pass"``, ``"bid 3"``, ``"trump H"``, ``"discard TS"``,
+    ``"play 7H"``; anything else raises ``ValueError``."""
+    from .cards import parse_card
+
+    if not isinstance(name, str):
+        raise ValueError(f"action name must be a string, not {type(name).__name__}")
+    parts = name.split()
+    try:
+        if parts == ["pass"]:
+            return PASS_ACTION
+        if len(parts) == 2:
+            verb, arg = parts
+            if verb == "bid" and arg.isdigit():
+                return bid_action(int(arg)) if int(arg) != 0 else _bad_action(name)
+            if verb == "trump" and len(arg) == 1 and arg in SUIT_CHARS:
+                return trump_action(SUIT_CHARS.index(arg))
+            if verb == "discard":
+                return discard_action(parse_card(arg))
+            if verb == "play":
+                return play_action(parse_card(arg))
+    except ValueError:
+        pass
+    return _bad_action(name)
+
+
+def _bad_action(name: str) -> int:
+    raise ValueError(
+        f"{name!r} is not an action name; expected 'pass', 'bid 2'..'bid 4', 'trump C|D|H|S', "
+        "'discard <card>' or 'play <card>' with a card like 'TS'"
+    )

@@ -69,6 +69,27 @@ def team_of(seat: int) -> int:
     return seat & 1
 
 
+# Action ids of the set bits of a card mask, by byte: _ACTIONS_BY_BYTE[base][byte_index][byte_value].
+_ACTIONS_BY_BYTE = {
+    base: tuple(
+        tuple(tuple(base + 8 * i + r for r in range(8) if b >> r & 1) for b in range(256)) for i in range(4)
+    )
+    for base in (DISCARD_ACTION_BASE, PLAY_ACTION_BASE)
+}
+_CARD_NAMES = tuple(names(range(NUM_CARDS)))  # R3 names by card id
+
+
+def _names(cards: Sequence[int]) -> list[str]:
+    n = _CARD_NAMES
+    return [n[c] for c in cards]
+
+
+def _mask_actions(mask: int, base: int) -> tuple[int, ...]:
+    """Action ids ``base + card`` of the cards in ``mask``, ascending."""
+    t0, t1, t2, t3 = _ACTIONS_BY_BYTE[base]
+    return t0[mask & 255] + t1[mask >> 8 & 255] + t2[mask >> 16 & 255] + t3[mask >> 24]
+
+
 def _bits(mask: int, base: int) -> list[int]:
     out = []
     while mask:
@@ -141,6 +162,8 @@ class Game:
         """
         game = cls.__new__(cls)
         game.rules = rules if rules is not None else SmearRules()
+        if not isinstance(game.rules, SmearRules):
+            raise TypeError(f"rules must be a SmearRules, not {type(game.rules).__name__}")
         game.seed = seed if isinstance(seed, int) else None
         game.rng = make_rng(seed)
         game.scores = [int(scores[0]), int(scores[1])]
@@ -253,7 +276,7 @@ class Game:
     def _compute_legal(self) -> tuple[int, ...]:
         phase = self.phase
         if phase == PLAY:
-            return tuple(_bits(self._playable(), PLAY_ACTION_BASE))
+            return _mask_actions(self._playable(), PLAY_ACTION_BASE)
         if phase == BIDDING:
             # R6: pass, or a bid higher than every earlier bid;
             # R8 dealer_must_bid: a stuck dealer may not pass.
@@ -271,7 +294,7 @@ class Game:
             # R11: a trump may be discarded only while every card in the hand is a trump.
             hand = self.hands[self.to_act]
             non_trump = hand & ~SUIT_MASKS[self.trump]
-            return tuple(_bits(non_trump or hand, DISCARD_ACTION_BASE))
+            return _mask_actions(non_trump or hand, DISCARD_ACTION_BASE)
         return ()
 
     def _playable(self) -> int:
@@ -402,7 +425,7 @@ class Game:
                 best = key
                 best_i = i
         winner = self.trick_seats[best_i]
-        self.won[winner & 1] |= sum(1 << x for x in trick)
+        self.won[winner & 1] |= (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << trick[3])
         self.tricks.append((self.trick_leader, tuple(self.trick_seats), tuple(trick), winner))
         self.trick = []
         self.trick_seats = []
@@ -484,8 +507,8 @@ class Game:
         """This hand as a smear-record/1 ``hand`` object."""
         rec: dict[str, Any] = {
             "dealer": self.dealer,
-            "deal": [names(h) for h in self.deal],
-            "stock": names(self.stock),
+            "deal": [_names(h) for h in self.deal],
+            "stock": _names(self.stock),
             "bids": [{"seat": s, "bid": b if b else "pass"} for s, b in self.bids],
         }
         if self.hand_thrown_in:
@@ -497,22 +520,23 @@ class Game:
             rec["bidder"] = self.bidder
             rec["contract"] = self.contract
             if self.rules.kitty_size:
-                rec["kitty"] = names(self.kitty)
+                rec["kitty"] = _names(self.kitty)
             if self.trump >= 0:
                 rec["trump"] = "CDHS"[self.trump]
             if self.rules.kitty_size:
-                rec["discards"] = names(self.discards)
+                rec["discards"] = _names(self.discards)
             rec["tricks"] = [
                 {
                     "leader": leader,
-                    "plays": [{"seat": s, "card": n} for s, n in zip(seats, names(cards), strict=True)],
+                    "plays": [{"seat": s, "card": _CARD_NAMES[c]} for s, c in zip(seats, cards, strict=True)],
                     "winner": w,
                 }
                 for leader, seats, cards, w in self.tricks
             ]
             if self.trick:
                 rec["current_trick"] = [
-                    {"seat": s, "card": n} for s, n in zip(self.trick_seats, names(self.trick), strict=True)
+                    {"seat": s, "card": _CARD_NAMES[c]}
+                    for s, c in zip(self.trick_seats, self.trick, strict=True)
                 ]
         if self.hand_result is not None and not incomplete:
             rec.update(self.hand_result)
@@ -524,7 +548,7 @@ class Game:
         A hand in progress is exported with ``incomplete: true``; ``truncated`` marks a game cut off
         by a step limit (R21).
         """
-        hands = list(self.history)
+        hands = [_json_copy(h) for h in self.history]  # independent of the game's own history
         if self.phase < HAND_OVER:
             hands.append(self._hand_record(incomplete=True))
         rec: dict[str, Any] = {
@@ -539,6 +563,15 @@ class Game:
         if players is not None:
             rec["players"] = list(players)
         return rec
+
+
+def _json_copy(obj: Any) -> Any:
+    """Deep copy of JSON-like data (dicts, lists, scalars); much faster than copy.deepcopy."""
+    if isinstance(obj, dict):
+        return {k: _json_copy(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_copy(v) for v in obj]
+    return obj
 
 
 def _check_seat(seat: Any, what: str) -> int:

@@ -1,0 +1,273 @@
+"""Game records (format ``smear-record/1``): validate, save, load, and replay them through the engine.
+
+A record holds, hand by hand, the dealer, the deal, the stock and every decision, plus the results the
+engine computed. :func:`replay` re-runs every decision on a fresh :class:`~smear_env.game.Game` and checks
+that the recomputed results equal the recorded ones (raising :class:`RecordMismatchError` naming the hand
+and the field that differ). Files are JSON: one record per line (``.jsonl``) or one JSON document.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .actions import (
+    bid_action,
+    discard_action,
+    play_action,
+    trump_action,
+)
+from .cards import SUIT_CHARS, names, parse_card
+from .config import SmearRules
+from .game import BIDDING, HAND_OVER, Game, IllegalActionError
+
+FORMAT = "smear-record/1"
+SCHEMA_RESOURCE = "schema/game-record.schema.json"
+RESULT_FIELDS = ("points", "card_points", "made_contract", "score_change", "scores")
+
+
+class RecordValidationError(ValueError):
+    """A record does not conform to the ``smear-record/1`` JSON schema."""
+
+
+class RecordMismatchError(ValueError):
+    """Replaying a record gives a different game: ``hand`` (index, or None for game-level fields) and
+    ``field`` say where."""
+
+    def __init__(self, hand: int | None, field: str, message: str) -> None:
+        where = "game" if hand is None else f"hand {hand}"
+        super().__init__(f"{where}, field {field!r}: {message}")
+        self.hand = hand
+        self.field = field
+
+
+# ---------------------------------------------------------------------------------------------- schema
+def load_schema() -> dict[str, Any]:
+    """The ``smear-record/1`` JSON schema shipped in ``smear_env/schema``."""
+    text = resources.files("smear_env").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    try:
+        import jsonschema
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "validate_record needs the 'jsonschema' package; install the dev extra: pip install -e '.[dev]'"
+        ) from e
+    schema = load_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    try:
+        flat = _inline_refs(schema, schema.get("$defs", {}), 0)
+    except _CannotInline:
+        flat = schema
+    return cls(flat)
+
+
+class _CannotInline(Exception):
+    pass
+
+
+def _inline_refs(node: Any, defs: dict[str, Any], depth: int) -> Any:
+    """The schema with its local ``#/$defs/name`` references replaced by their targets (validates the same,
+    about twice as fast with jsonschema). Anything else (remote or recursive references) is not inlined."""
+    if depth > 50:
+        raise _CannotInline
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if ref is not None:
+            name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+            if len(node) != 1 or name is None or name == ref or name not in defs:
+                raise _CannotInline
+            return _inline_refs(defs[name], defs, depth + 1)
+        return {k: _inline_refs(v, defs, depth + 1) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_inline_refs(v, defs, depth + 1) for v in node]
+    return node
+
+
+def validate_record(rec: Any) -> None:
+    """Raise :class:`RecordValidationError` unless ``rec`` conforms to the smear-record/1 schema."""
+    validator = _validator()
+    errors = sorted(validator.iter_errors(rec), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        path = "/".join(str(p) for p in first.absolute_path) or "<root>"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise RecordValidationError(f"record does not match {FORMAT} at {path}: {first.message}{more}")
+
+
+# ---------------------------------------------------------------------------------------------- files
+def save_records(path: str | Path, records: Iterable[dict[str, Any]] | dict[str, Any]) -> None:
+    """Write records as JSON. A ``.json`` path gets one JSON document (the record itself when a single
+    dict is given, else an array); any other suffix (``.jsonl``) gets one record per line."""
+    path = Path(path)
+    single = isinstance(records, dict)
+    recs = [records] if single else list(records)
+    for i, r in enumerate(recs):
+        if not isinstance(r, dict):
+            raise TypeError(f"record {i} is a {type(r).__name__}, not a dict")
+    with path.open("w", encoding="utf-8") as f:
+        if path.suffix == ".json":
+            json.dump(recs[0] if single else recs, f, separators=(",", ":"))
+            f.write("\n")
+        else:
+            for r in recs:
+                f.write(json.dumps(r, separators=(",", ":")))
+                f.write("\n")
+
+
+def load_records(path: str | Path, *, validate: bool = False) -> list[dict[str, Any]]:
+    """Read records written by :func:`save_records` (JSON lines, one JSON record, or a JSON array)."""
+    text = Path(path).read_text(encoding="utf-8")
+    stripped = text.strip()
+    if not stripped:
+        return []
+    try:
+        doc = json.loads(stripped)
+    except json.JSONDecodeError:
+        doc = None
+        recs = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    recs.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}: line {n} is not JSON: {e}") from e
+    if doc is not None:
+        recs = doc if isinstance(doc, list) else [doc]
+    for i, r in enumerate(recs):
+        if not isinstance(r, dict):
+            raise ValueError(f"{path}: record {i} is a {type(r).__name__}, not a JSON object")
+        if validate:
+            validate_record(r)
+    return recs
+
+
+# ---------------------------------------------------------------------------------------------- replay
+def replay(record: dict[str, Any]) -> Game:
+    """Rebuild the game of ``record`` by replaying every decision, checking every recorded result.
+
+    Returns the game in its final state (mid-hand if the last hand is ``incomplete``). Raises
+    :class:`RecordMismatchError` at the first difference.
+    """
+    game = None
+    for state in _replay(record):
+        game = state
+    assert game is not None
+    return game
+
+
+def replay_states(record: dict[str, Any]) -> Iterator[Game]:
+    """Yield an independent copy of the game after each action of ``record`` (checks as :func:`replay`)."""
+    for game in _replay(record):
+        yield game.copy()
+
+
+def _replay(record: dict[str, Any]) -> Iterator[Game]:
+    """Yield the (same, mutated) game after every action, and once more at the end."""
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise RecordMismatchError(None, "format", f"expected {FORMAT!r}, got {_get(record, 'format')!r}")
+    rules = SmearRules.from_dict(record["rules"])
+    hands = record["hands"]
+    if not hands:
+        raise RecordMismatchError(None, "hands", "a record has at least one hand")
+    game: Game | None = None
+    last = len(hands) - 1
+    for i, h in enumerate(hands):
+        deal = (h["deal"], h["stock"])
+        if game is None:
+            game = Game.from_deal(*deal, h["dealer"], rules, seed=record.get("seed"))
+        else:
+            if game.phase != HAND_OVER:
+                raise RecordMismatchError(i, "hands", "the game is over after the previous hand")
+            if game._next_dealer != h["dealer"]:
+                raise RecordMismatchError(
+                    i, "dealer", f"R4 gives dealer {game._next_dealer}, record {h['dealer']}"
+                )
+            game.start_next_hand(deal=deal)
+        yield from _replay_hand(game, i, h, rules)
+        done = game.phase >= HAND_OVER
+        if bool(h.get("incomplete", False)) == done:
+            raise RecordMismatchError(
+                i, "incomplete", f"record incomplete={h.get('incomplete', False)}, replayed hand over={done}"
+            )
+        if not done and i != last:
+            raise RecordMismatchError(i, "incomplete", "only the last hand may be incomplete")
+        if bool(h.get("thrown_in", False)) != game.hand_thrown_in:
+            raise RecordMismatchError(i, "thrown_in", f"replay thrown_in={game.hand_thrown_in}")
+        if done and not game.hand_thrown_in:
+            result = game.hand_result
+            assert result is not None
+            for key in RESULT_FIELDS:
+                if key in h and h[key] != result[key]:
+                    raise RecordMismatchError(i, key, f"recorded {h[key]!r}, replay gives {result[key]!r}")
+    assert game is not None
+    if list(record["final_scores"]) != game.scores:
+        raise RecordMismatchError(
+            None, "final_scores", f"recorded {record['final_scores']}, replay {game.scores}"
+        )
+    if record["winner"] != game.winner:
+        raise RecordMismatchError(None, "winner", f"recorded {record['winner']!r}, replay {game.winner!r}")
+    yield game
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
+def _act(game: Game, i: int, field: str, seat: int | None, action: int) -> None:
+    if seat is not None and seat != game.current_player:
+        raise RecordMismatchError(
+            i, field, f"recorded seat {seat} acts, but R6/R12 give seat {game.current_player}"
+        )
+    try:
+        game.apply(action)
+    except IllegalActionError as e:
+        raise RecordMismatchError(i, field, str(e)) from e
+
+
+def _replay_hand(game: Game, i: int, h: dict[str, Any], rules: SmearRules) -> Iterator[Game]:
+    for b in h["bids"]:
+        if game.phase != BIDDING:
+            raise RecordMismatchError(i, "bids", f"bid {b!r} recorded after bidding ended (R7)")
+        _act(game, i, "bids", b["seat"], bid_action(0 if b["bid"] == "pass" else b["bid"]))
+        yield game
+    if game.phase == BIDDING:
+        return  # incomplete during bidding
+    if game.hand_thrown_in:
+        return
+    for key, value in (("bidder", game.bidder), ("contract", game.contract)):
+        if key in h and h[key] != value:
+            raise RecordMismatchError(i, key, f"recorded {h[key]!r}, replay gives {value!r}")
+    if "kitty" in h and h["kitty"] != names(game.kitty):
+        raise RecordMismatchError(i, "kitty", f"recorded {h['kitty']}, R9 gives {names(game.kitty)}")
+    if rules.kitty_size:
+        if "trump" not in h:
+            return
+        _act(game, i, "trump", None, trump_action(SUIT_CHARS.index(h["trump"])))
+        yield game
+        for name in h.get("discards", []):
+            _act(game, i, "discards", None, discard_action(parse_card(name)))
+            yield game
+    for t, trick in enumerate(h.get("tricks", [])):
+        for play in trick["plays"]:
+            _act(game, i, f"tricks[{t}]", play["seat"], play_action(parse_card(play["card"])))
+            yield game
+        leader, _, _, winner = game.tricks[t]
+        if (trick["leader"], trick["winner"]) != (leader, winner):
+            raise RecordMismatchError(
+                i, f"tricks[{t}]", f"recorded leader/winner {trick['leader']}/{trick['winner']}, "
+                f"R12 gives {leader}/{winner}"
+            )
+    for play in h.get("current_trick", []):
+        _act(game, i, "current_trick", play["seat"], play_action(parse_card(play["card"])))
+        yield game
+    if "trump" in h and game.trump >= 0 and SUIT_CHARS[game.trump] != h["trump"]:
+        raise RecordMismatchError(i, "trump", f"recorded {h['trump']}, replay gives {SUIT_CHARS[game.trump]}")
