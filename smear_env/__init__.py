@@ -1,0 +1,74 @@
+"""smear-rl: a reference RL environment for Four Point Northeastern Wisconsin Smear.
+
+``from smear_env import smear_v0`` gives the PettingZoo AEC environment (``smear_v0.env()``);
+``smear_env.single_seat.SmearSingleSeatEnv`` the single-agent Gymnasium view.
+
+Importing this package does not import PettingZoo (the core stays free of it, docs/CONTRACTS.md), yet
+registers ``smear/smear_v0`` (and ``smear_v0``) in PettingZoo's registry (PettingZoo >= 1.27,
+``pettingzoo.make("aec", "smear/smear_v0")``): at once when PettingZoo is already imported, otherwise
+as soon as it is. Older PettingZoo without a registry is left alone.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+from typing import Any
+
+__version__ = "0.1.0"
+
+ENV_IDS = ("smear/smear_v0", "smear_v0")
+_ENTRY_POINT = "smear_env.env:env"
+
+
+def register_pettingzoo(pettingzoo_module: Any | None = None) -> bool:
+    """Register smear_v0 in PettingZoo's AEC registry; False when PettingZoo has no registry."""
+    pz = pettingzoo_module if pettingzoo_module is not None else sys.modules.get("pettingzoo")
+    if pz is None:
+        import pettingzoo as pz
+    register = getattr(pz, "register", None)
+    registry = getattr(pz, "aec_registry", None)
+    if register is None or registry is None:
+        return False
+    for env_id in ENV_IDS:
+        normalized = env_id.replace("_v0", "-v0")
+        if env_id not in registry and normalized not in registry:
+            try:
+                register("aec", env_id, entry_point=_ENTRY_POINT)
+            except Exception:  # a registry of another shape: leave it alone
+                return False
+    return True
+
+
+class _RegisterWhenImported(importlib.abc.MetaPathFinder):
+    """Registers smear_v0 right after ``pettingzoo`` is first imported."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != "pettingzoo":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+        original = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            original(module)
+            try:
+                register_pettingzoo(module)
+            except Exception:  # never break the import of pettingzoo itself
+                pass
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+if "pettingzoo" in sys.modules:
+    try:
+        register_pettingzoo(sys.modules["pettingzoo"])
+    except Exception:
+        pass
+elif not any(isinstance(f, _RegisterWhenImported) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterWhenImported())

@@ -1,0 +1,459 @@
+"""The observation vector: one flat float32 array of named slices, observer-relative (R22, R23).
+
+Built from named terms in the manner of OpenSpiel's hearts observer: each term has a size, offsets are
+computed once, and the total is asserted. Seats are relative to the observer: ``0`` self, ``1`` left,
+``2`` partner, ``3`` right; teams: ``0`` own team, ``1`` other team. Everything is a 0/1 feature except
+the terms marked *raw*, which hold small integers as floats.
+
+=====================  ====  ===================================================================
+term                   size  meaning
+=====================  ====  ===================================================================
+``phase``              6     one-hot Phase (BIDDING, TRUMP, DISCARD, PLAY, HAND_OVER, GAME_OVER)
+``to_act``             4     rel seat to act, one-hot; all zero when nobody acts
+``dealer``             4     rel seat of the dealer
+``scores``             2     *raw* scores: own team, other team (may be negative)
+``target_score``       1     *raw* R18 target score
+``kitty_size``         4     one-hot kitty_size 0..3 (R9)
+``hand``               32    own cards
+``bids``               4x5   per rel seat: not acted / pass / bid 2 / bid 3 / bid 4 (R6)
+``bidder``             4     rel seat of the bidder, once bidding is over; all zero before
+``contract``           3     contract 2 / 3 / 4, once bidding is over
+``trump``              4     trump suit C D H S, only once known to the observer (R10, R23)
+``kitty``              32    the kitty cards; zero unless the observer is the bidder (R9, R23)
+``discards``           32    the bidder's discards; zero unless the observer is the bidder (R11, R23)
+``played_by``          4x32  cards each rel seat played this hand (R22)
+``won_by_team``        2x32  cards in tricks won this hand by own team, other team
+``trick_leader``       4     rel seat that led the current trick; all zero when it has no card
+``trick``              4x32  per rel seat, the card it played in the current trick (order: from leader)
+``voids``              4x4   per rel seat, suits it has shown void in
+``stuck``              1     1 when the observer is a stuck dealer that may not pass (R8 dealer_must_bid)
+``hand_sizes``         4     *raw* number of cards each rel seat holds
+=====================  ====  ===================================================================
+
+``OBS_SIZE`` = 493; ``SLICES`` maps each term name to its ``slice``.
+
+:func:`encode` writes a :class:`~smear_env.infoset.PlayerView` (in its relative form);
+:func:`decode` is its exact inverse: ``decode(encode(v)) == v.relative()``. The view's
+``legal_actions`` are recomputed in :func:`decode` from the decoded information (R6-R12; the one fact
+not otherwise in the view, whether a dealer may pass under R8 ``dealer_must_bid``, is the ``stuck``
+bit), or taken from an action mask when one is passed: ``decode(vec, mask)``.
+:func:`observe` builds the PettingZoo dict straight from a game (the fast path the environments use);
+it equals ``encode(view_of(game, seat))``.
+
+Encoding speed: all 0/1 features are assembled into one Python int (one bit per vector index) with
+precomputed offsets and unpacked with a single ``numpy.unpackbits`` call; the raw terms are then written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .actions import (
+    BID_ACTION_BASE,
+    DISCARD_ACTION_BASE,
+    MAX_BID,
+    MIN_BID,
+    NUM_ACTIONS,
+    PASS_ACTION,
+    PLAY_ACTION_BASE,
+    TRUMP_ACTION_BASE,
+)
+from .cards import NUM_CARDS, NUM_SUITS, SUIT_MASKS
+from .game import BIDDING, DISCARD, HAND_OVER, PLAY, TRUMP, Game, Phase
+from .infoset import PlayerView
+
+NUM_PHASES = len(Phase)
+NUM_BID_STATES = 2 + (MAX_BID - MIN_BID + 1)  # not acted, pass, 2, 3, 4
+NUM_CONTRACTS = MAX_BID - MIN_BID + 1
+MAX_KITTY = 3
+
+# (name, size, kind) in vector order; kind "bits" or "raw".
+TERMS: tuple[tuple[str, int, str], ...] = (
+    ("phase", NUM_PHASES, "bits"),
+    ("to_act", 4, "bits"),
+    ("dealer", 4, "bits"),
+    ("scores", 2, "raw"),
+    ("target_score", 1, "raw"),
+    ("kitty_size", MAX_KITTY + 1, "bits"),
+    ("hand", NUM_CARDS, "bits"),
+    ("bids", 4 * NUM_BID_STATES, "bits"),
+    ("bidder", 4, "bits"),
+    ("contract", NUM_CONTRACTS, "bits"),
+    ("trump", NUM_SUITS, "bits"),
+    ("kitty", NUM_CARDS, "bits"),
+    ("discards", NUM_CARDS, "bits"),
+    ("played_by", 4 * NUM_CARDS, "bits"),
+    ("won_by_team", 2 * NUM_CARDS, "bits"),
+    ("trick_leader", 4, "bits"),
+    ("trick", 4 * NUM_CARDS, "bits"),
+    ("voids", 4 * NUM_SUITS, "bits"),
+    ("stuck", 1, "bits"),
+    ("hand_sizes", 4, "raw"),
+)
+
+SLICES: dict[str, slice] = {}
+_off = 0
+for _name, _size, _kind in TERMS:
+    SLICES[_name] = slice(_off, _off + _size)
+    _off += _size
+OBS_SIZE = _off
+del _off, _name, _size, _kind
+assert OBS_SIZE == 493, OBS_SIZE
+assert SLICES["hand"] == slice(21, 53) and SLICES["hand_sizes"] == slice(489, 493)
+
+# Offsets (start index) of each term, used by the encoder.
+PHASE = SLICES["phase"].start
+TO_ACT = SLICES["to_act"].start
+DEALER = SLICES["dealer"].start
+SCORES = SLICES["scores"].start
+TARGET = SLICES["target_score"].start
+KITTY_SIZE = SLICES["kitty_size"].start
+HAND = SLICES["hand"].start
+BIDS = SLICES["bids"].start
+BIDDER = SLICES["bidder"].start
+CONTRACT = SLICES["contract"].start
+TRUMP_ = SLICES["trump"].start
+KITTY = SLICES["kitty"].start
+DISCARDS = SLICES["discards"].start
+PLAYED_BY = SLICES["played_by"].start
+WON = SLICES["won_by_team"].start
+TRICK_LEADER = SLICES["trick_leader"].start
+TRICK = SLICES["trick"].start
+VOIDS = SLICES["voids"].start
+STUCK = SLICES["stuck"].start
+HAND_SIZES = SLICES["hand_sizes"].start
+_NBYTES = (OBS_SIZE + 7) // 8
+
+# Bounds of each index (for gymnasium Box spaces): 0/1 features; raw scores and target within +-2**24
+# (the integers float32 holds exactly); hand sizes 0..6 + MAX_KITTY.
+RAW_LIMIT = float(2**24)
+OBS_LOW = np.zeros(OBS_SIZE, dtype=np.float32)
+OBS_HIGH = np.ones(OBS_SIZE, dtype=np.float32)
+OBS_LOW[SLICES["scores"]] = -RAW_LIMIT
+OBS_HIGH[SLICES["scores"]] = RAW_LIMIT
+OBS_LOW[SLICES["target_score"]] = 1
+OBS_HIGH[SLICES["target_score"]] = RAW_LIMIT
+OBS_HIGH[SLICES["hand_sizes"]] = 6 + MAX_KITTY
+
+
+def _bid_state(b: int | None) -> int:
+    """Index within one seat's ``bids`` block: 0 not acted, 1 pass, 2.. bid 2.."""
+    return 0 if b is None else 1 if b == 0 else b - MIN_BID + 2
+
+
+_BID_STATE = {b: _bid_state(b) for b in (None, 0, *range(MIN_BID, MAX_BID + 1))}
+
+
+def _pack(
+    s: int,
+    phase: int,
+    to_act: int | None,
+    dealer: int,
+    kitty_size: int,
+    hand: int,
+    bids: tuple[int | None, ...] | list[int | None],
+    bidder: int | None,
+    contract: int | None,
+    trump: int | None,
+    kitty: int,
+    discards: int,
+    played_by: tuple[int, ...] | list[int],
+    won: tuple[int, int] | list[int],
+    trick_seats: tuple[int, ...] | list[int],
+    trick: tuple[int, ...] | list[int],
+    voids: tuple[int, ...] | list[int],
+    stuck: bool,
+) -> int:
+    """All 0/1 features as one int, bit i = vector index i. Seats given absolute, ``s`` the observer."""
+    t = s & 1
+    x = (
+        (1 << (PHASE + phase))
+        | (1 << (DEALER + ((dealer - s) & 3)))
+        | (1 << (KITTY_SIZE + kitty_size))
+        | (hand << HAND)
+        | (kitty << KITTY)
+        | (discards << DISCARDS)
+        | (played_by[s] << PLAYED_BY)
+        | (played_by[(s + 1) & 3] << (PLAYED_BY + 32))
+        | (played_by[(s + 2) & 3] << (PLAYED_BY + 64))
+        | (played_by[(s + 3) & 3] << (PLAYED_BY + 96))
+        | (won[t] << WON)
+        | (won[1 - t] << (WON + 32))
+        | (voids[s] << VOIDS)
+        | (voids[(s + 1) & 3] << (VOIDS + 4))
+        | (voids[(s + 2) & 3] << (VOIDS + 8))
+        | (voids[(s + 3) & 3] << (VOIDS + 12))
+    )
+    if to_act is not None:
+        x |= 1 << (TO_ACT + ((to_act - s) & 3))
+    bs = _BID_STATE
+    x |= (
+        (1 << (BIDS + bs[bids[s]]))
+        | (1 << (BIDS + NUM_BID_STATES + bs[bids[(s + 1) & 3]]))
+        | (1 << (BIDS + 2 * NUM_BID_STATES + bs[bids[(s + 2) & 3]]))
+        | (1 << (BIDS + 3 * NUM_BID_STATES + bs[bids[(s + 3) & 3]]))
+    )
+    if bidder is not None:
+        x |= 1 << (BIDDER + ((bidder - s) & 3))
+    if contract is not None:
+        x |= 1 << (CONTRACT + contract - MIN_BID)
+    if trump is not None:
+        x |= 1 << (TRUMP_ + trump)
+    if trick:
+        x |= 1 << (TRICK_LEADER + ((trick_seats[0] - s) & 3))
+        for seat, c in zip(trick_seats, trick, strict=True):
+            x |= 1 << (TRICK + 32 * ((seat - s) & 3) + c)
+    if stuck:
+        x |= 1 << STUCK
+    return x
+
+
+def _vector(x: int, own: int, other: int, target: int, sizes: tuple[int, int, int, int]) -> np.ndarray:
+    vec = np.unpackbits(
+        np.frombuffer(x.to_bytes(_NBYTES, "little"), dtype=np.uint8), count=OBS_SIZE, bitorder="little"
+    ).astype(np.float32)
+    vec[SCORES] = own
+    vec[SCORES + 1] = other
+    vec[TARGET] = target
+    vec[HAND_SIZES : HAND_SIZES + 4] = sizes
+    return vec
+
+
+def encode(view: PlayerView) -> np.ndarray:
+    """The observation vector (float32, ``OBS_SIZE``) of ``view.relative()``."""
+    s = view.seat
+    t = s & 1
+    leader = view.trick_leader
+    trick_seats = [(leader + i) & 3 for i in range(len(view.trick))] if leader is not None else []
+    stuck = (
+        view.to_act == s
+        and view.phase == BIDDING
+        and bool(view.legal_actions)
+        and PASS_ACTION not in view.legal_actions
+    )
+    x = _pack(
+        s,
+        int(view.phase),
+        view.to_act,
+        view.dealer,
+        view.kitty_size,
+        view.hand,
+        view.bids,
+        view.bidder,
+        view.contract,
+        view.trump,
+        view.kitty,
+        view.discards,
+        view.played_by,
+        view.won_by_team,
+        trick_seats,
+        view.trick,
+        view.voids,
+        stuck,
+    )
+    hs = view.hand_sizes
+    sizes = (hs[s], hs[(s + 1) & 3], hs[(s + 2) & 3], hs[(s + 3) & 3])
+    return _vector(x, view.scores[t], view.scores[1 - t], view.target_score, sizes)
+
+
+def _mask_bits(vec: np.ndarray, start: int, n: int = NUM_CARDS) -> int:
+    """Bits of vec[start:start+n] as an int (bit i = vec[start+i])."""
+    bits = np.packbits(vec[start : start + n] > 0.5, bitorder="little")
+    return int.from_bytes(bits.tobytes(), "little")
+
+
+def _one_hot(vec: np.ndarray, start: int, n: int, name: str) -> int | None:
+    idx = np.flatnonzero(vec[start : start + n] > 0.5)
+    if idx.size > 1:
+        raise ValueError(f"observation term {name!r} has {idx.size} bits set; expected at most one")
+    return int(idx[0]) if idx.size else None
+
+
+def decode(vec: np.ndarray, mask: np.ndarray | None = None) -> PlayerView:
+    """The relative :class:`PlayerView` an observation vector encodes (exact inverse of :func:`encode`).
+
+    ``legal_actions`` come from ``mask`` (the ``action_mask`` of the same observation) when given;
+    otherwise they are recomputed from the decoded view (R6-R12, plus the ``stuck`` bit for R8).
+    """
+    vec = np.asarray(vec)
+    if vec.shape != (OBS_SIZE,):
+        raise ValueError(f"observation vector must have shape ({OBS_SIZE},), got {vec.shape}")
+    phase_i = _one_hot(vec, PHASE, NUM_PHASES, "phase")
+    if phase_i is None:
+        raise ValueError("observation term 'phase' has no bit set; is this an observation vector?")
+    phase = Phase(phase_i)
+    to_act = _one_hot(vec, TO_ACT, 4, "to_act")
+    dealer = _one_hot(vec, DEALER, 4, "dealer")
+    ks = _one_hot(vec, KITTY_SIZE, MAX_KITTY + 1, "kitty_size")
+    bids: list[int | None] = []
+    for r in range(4):
+        b = _one_hot(vec, BIDS + NUM_BID_STATES * r, NUM_BID_STATES, "bids")
+        bids.append(None if b in (None, 0) else 0 if b == 1 else b - 2 + MIN_BID)
+    contract_i = _one_hot(vec, CONTRACT, NUM_CONTRACTS, "contract")
+    leader = _one_hot(vec, TRICK_LEADER, 4, "trick_leader")
+    trick: list[int] = []
+    if leader is not None:
+        for i in range(4):
+            c = _one_hot(vec, TRICK + 32 * ((leader + i) & 3), NUM_CARDS, "trick")
+            if c is None:
+                break
+            trick.append(c)
+    view = PlayerView(
+        seat=0,
+        phase=phase,
+        to_act=to_act,
+        dealer=dealer if dealer is not None else 0,
+        scores=(int(vec[SCORES]), int(vec[SCORES + 1])),
+        target_score=int(vec[TARGET]),
+        kitty_size=ks if ks is not None else 0,
+        hand=_mask_bits(vec, HAND),
+        bids=tuple(bids),  # type: ignore[arg-type]
+        bidder=_one_hot(vec, BIDDER, 4, "bidder"),
+        contract=None if contract_i is None else contract_i + MIN_BID,
+        trump=_one_hot(vec, TRUMP_, NUM_SUITS, "trump"),
+        kitty=_mask_bits(vec, KITTY),
+        discards=_mask_bits(vec, DISCARDS),
+        played_by=tuple(_mask_bits(vec, PLAYED_BY + 32 * r) for r in range(4)),  # type: ignore[arg-type]
+        won_by_team=(_mask_bits(vec, WON), _mask_bits(vec, WON + 32)),
+        trick_leader=leader,
+        trick=tuple(trick),
+        voids=tuple(_mask_bits(vec, VOIDS + 4 * r, 4) for r in range(4)),  # type: ignore[arg-type]
+        hand_sizes=tuple(int(v) for v in vec[HAND_SIZES : HAND_SIZES + 4]),  # type: ignore[arg-type]
+        legal_actions=(),
+    )
+    if mask is not None:
+        legal = tuple(int(a) for a in np.flatnonzero(np.asarray(mask)))
+    else:
+        legal = legal_actions_of(view, stuck=bool(vec[STUCK] > 0.5))
+    return _replace_legal(view, legal)
+
+
+def _replace_legal(view: PlayerView, legal: tuple[int, ...]) -> PlayerView:
+    from dataclasses import replace
+
+    return replace(view, legal_actions=legal)
+
+
+def legal_actions_of(view: PlayerView, stuck: bool = False) -> tuple[int, ...]:
+    """Legal actions of the observer from its own information (R6-R12); ``()`` unless it is to act.
+
+    ``stuck``: the observer is a dealer who may not pass (R8 ``dealer_must_bid``), which the view
+    alone does not tell.
+    """
+    if view.to_act != view.seat or view.phase >= HAND_OVER:
+        return ()
+    phase = view.phase
+    hand = view.hand
+    if phase == BIDDING:
+        high = max((b for b in view.bids if b), default=0)
+        first = BID_ACTION_BASE + max(high + 1, MIN_BID) - MIN_BID + 1
+        bids = tuple(range(first, BID_ACTION_BASE + MAX_BID - MIN_BID + 2))
+        return bids if stuck else (PASS_ACTION, *bids)
+    if phase == TRUMP:
+        return tuple(TRUMP_ACTION_BASE + s for s in range(NUM_SUITS) if hand & SUIT_MASKS[s])
+    if phase == DISCARD:
+        assert view.trump is not None
+        non_trump = hand & ~SUIT_MASKS[view.trump]
+        return _card_actions(non_trump or hand, DISCARD_ACTION_BASE)
+    assert phase == PLAY
+    trick = view.trick
+    if not trick:
+        nothing_played = not any(view.played_by)
+        if nothing_played and view.trump is not None:
+            return _card_actions(hand & SUIT_MASKS[view.trump], PLAY_ACTION_BASE)  # R10: first lead
+        return _card_actions(hand, PLAY_ACTION_BASE)
+    follow = hand & SUIT_MASKS[trick[0] >> 3]
+    if not follow:
+        return _card_actions(hand, PLAY_ACTION_BASE)
+    assert view.trump is not None
+    return _card_actions(follow | (hand & SUIT_MASKS[view.trump]), PLAY_ACTION_BASE)  # R12
+
+
+def _card_actions(mask: int, base: int) -> tuple[int, ...]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(base + low.bit_length() - 1)
+        mask ^= low
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------- from a game (fast path)
+def encode_game(game: Game, seat: int) -> np.ndarray:
+    """``encode(view_of(game, seat))`` without building the view (what the environments call)."""
+    phase = game.phase
+    bidding_over = phase != BIDDING
+    bidder = game.bidder if bidding_over else None
+    is_bidder = bidder == seat
+    trump = game.trump
+    trump_known = trump >= 0 and (is_bidder or bool(game.tricks) or bool(game.trick))
+    to_act = game.to_act if phase < HAND_OVER else None
+    bids: list[int | None] = [None, None, None, None]
+    for b_seat, b in game.bids:
+        bids[b_seat] = b
+    stuck = (
+        phase == BIDDING
+        and to_act == seat
+        and game.rules.all_pass == "dealer_must_bid"
+        and seat == game.dealer
+        and game.high_bid == 0
+    )
+    kitty = discards = 0
+    if is_bidder:
+        for c in game.kitty:
+            kitty |= 1 << c
+        for c in game.discards:
+            discards |= 1 << c
+    x = _pack(
+        seat,
+        phase,
+        to_act,
+        game.dealer,
+        game.rules.kitty_size,
+        game.hands[seat],
+        bids,
+        bidder,
+        game.contract if bidding_over else None,
+        trump if trump_known else None,
+        kitty,
+        discards,
+        game.played_by,
+        game.won,
+        game.trick_seats,
+        game.trick,
+        game.voids,
+        stuck,
+    )
+    hands = game.hands
+    t = seat & 1
+    sizes = (
+        hands[seat].bit_count(),
+        hands[(seat + 1) & 3].bit_count(),
+        hands[(seat + 2) & 3].bit_count(),
+        hands[(seat + 3) & 3].bit_count(),
+    )
+    return _vector(x, game.scores[t], game.scores[1 - t], game.rules.target_score, sizes)
+
+
+def action_mask(game: Game, seat: int) -> np.ndarray:
+    """int8 (72,) mask of the legal actions of ``seat``; all zero when ``seat`` is not to act."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    if game.phase < HAND_OVER and game.to_act == seat:
+        mask[list(game.legal_actions())] = 1
+    return mask
+
+
+def observe(game: Game, seat: int) -> dict[str, Any]:
+    """PettingZoo observation dict ``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (72,)}``."""
+    return {"observation": encode_game(game, seat), "action_mask": action_mask(game, seat)}
+
+
+def describe() -> str:
+    """The index-range table of the observation (used in the env docstring and checked by a test)."""
+    lines = ["term                 indices      size"]
+    for name, size, _kind in TERMS:
+        sl = SLICES[name]
+        lines.append(f"{name:<20} {sl.start:>3} .. {sl.stop - 1:<5} {size:>4}")
+    return "\n".join(lines)

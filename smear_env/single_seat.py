@@ -1,0 +1,293 @@
+"""A single-agent Gymnasium view of Smear: one learning seat (or one learning team), the other seats played
+by given agents. For Stable-Baselines3 / sb3-contrib ``MaskablePPO`` (``action_masks()``).
+
+Observations and rewards belong to the learning seat: a step takes the learner's action, then plays the
+other seats until the learner is to act again (or the episode ends), and returns the learner's
+observation and the rewards its team earned meanwhile -- not the next player's (the flaw of the
+PettingZoo SB3 tutorial's wrapper). Built directly on the engine and :mod:`smear_env.observation`.
+
+Options:
+
+* ``opponents``: who plays the other seats: ``None`` (random agents), one agent, or a sequence. An
+  agent is an :class:`~smear_env.agents.base.Agent` (``start_game`` + ``act``; a single instance is
+  deep-copied for each seat it plays) or a plain callable ``obs_dict -> action``. A sequence names the
+  seats relative to the learner: ``(left, right)``, or ``(left, partner, right)`` with ``learning="seat"``.
+* ``partner``: the learner's partner with ``learning="seat"``; by default another copy of the
+  opponents' agent (or the middle one of three).
+* ``learning``: ``"seat"`` (default) or ``"team"`` (the learner plays both seats of its team, each
+  observation being that of the seat to act).
+* ``seat``: ``"random"`` (default; drawn each episode from the env's seeded generator) or 0..3.
+* ``episode`` (``"game"`` | ``"hand"``), ``reward`` (``"win"`` | ``"score"``), ``max_cycles``: as in
+  :mod:`smear_env.env` (R18-R21); rule options as keyword arguments or ``rules=SmearRules(...)``.
+* ``render_mode``: ``None``, ``"human"`` or ``"ansi"``.
+
+Agents get ``start_game(seat, rules, rng)`` at each episode with generators derived from the env's.
+An illegal action raises :class:`~smear_env.game.IllegalActionError` (``illegal_action="raise"``, the
+default) or, with ``illegal_action="terminate"``, ends the episode with reward -1 (as PettingZoo's
+``TerminateIllegalWrapper``; generic checkers that step random actions need it). ``action_space.sample()``
+draws a legal action (:class:`LegalDiscrete`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .actions import NUM_ACTIONS
+from .agents.base import RandomAgent
+from .config import RuleOptionError
+from .env import hand_end_rewards, parse_options
+from .game import GAME_OVER, HAND_OVER, Game, IllegalActionError
+from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
+from .render import render_text
+
+LEARNING_VALUES = ("seat", "team")
+ILLEGAL_ACTION_VALUES = ("raise", "terminate")
+ILLEGAL_REWARD = -1.0
+
+
+class LegalDiscrete(spaces.Discrete):
+    """``Discrete(72)`` whose ``sample()`` without a mask draws a legal action of the env's current state
+    (so generic checkers and random rollouts never hit the illegal-action error)."""
+
+    def __init__(self, n: int, mask_fn: Callable[[], np.ndarray]) -> None:
+        super().__init__(n)
+        self._mask_fn = mask_fn
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        if mask is None and probability is None:
+            legal = np.asarray(self._mask_fn(), dtype=np.int8)
+            if legal.any():
+                return super().sample(mask=legal)
+        return super().sample(mask=mask, probability=probability)
+
+
+def _is_agent(x: Any) -> bool:
+    return hasattr(x, "act") and hasattr(x, "start_game")
+
+
+class SmearSingleSeatEnv(gymnasium.Env):
+    """One learning seat (or team) against given agents; see the module docstring."""
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "smear_single_seat_v0", "render_fps": 1}
+
+    def __init__(
+        self,
+        opponents: Any = None,
+        partner: Any = None,
+        *,
+        learning: str = "seat",
+        seat: int | str = "random",
+        illegal_action: str = "raise",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__()
+        self.rules, opts = parse_options(kwargs)
+        self.render_mode: str | None = opts["render_mode"]
+        self.max_cycles = int(opts["max_cycles"])
+        self.episode: str = opts["episode"]
+        self.reward_mode: str = opts["reward"]
+        if learning not in LEARNING_VALUES:
+            raise RuleOptionError(
+                f"option learning={learning!r} is not allowed; allowed values: 'seat', 'team'"
+            )
+        self.learning = learning
+        if not (seat == "random" or (type(seat) is int and 0 <= seat < 4)):
+            raise RuleOptionError(
+                f"option seat={seat!r} is not allowed; allowed values: 'random', 0, 1, 2, 3"
+            )
+        self.seat_option = seat
+        if illegal_action not in ILLEGAL_ACTION_VALUES:
+            raise RuleOptionError(
+                f"option illegal_action={illegal_action!r} is not allowed; "
+                "allowed values: 'raise', 'terminate'"
+            )
+        self.illegal_action = illegal_action
+        # Players by seat relative to the learner: 1 left, 2 partner, 3 right.
+        self._players = self._make_players(opponents, partner)
+        self.observation_space = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
+        self.action_space = LegalDiscrete(NUM_ACTIONS, self._current_mask)
+        self.game: Game | None = None
+        self.seat = 0
+        self.num_steps = 0
+        self._controlled: tuple[int, ...] = (0,)
+        self._done = False
+        self._truncated = False
+
+    def _make_players(self, opponents: Any, partner: Any) -> dict[int, Any]:
+        n_rel = (1, 3) if self.learning == "team" else (1, 2, 3)
+
+        def one(x: Any, what: str) -> Any:
+            if _is_agent(x):
+                return copy.deepcopy(x)
+            if callable(x):
+                return x
+            raise RuleOptionError(
+                f"{what} must be an Agent (start_game + act) or a callable obs_dict -> action, not {x!r}"
+            )
+
+        if opponents is None:
+            opponents = RandomAgent()
+        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            ops = list(opponents)
+            if len(ops) == 2:
+                players = {1: one(ops[0], "opponents[0]"), 3: one(ops[1], "opponents[1]")}
+                default_partner = ops[0]
+            elif len(ops) == 3 and self.learning == "seat":
+                if partner is not None:
+                    raise RuleOptionError(
+                        "give the partner either as opponents[1] (of three) or partner=, not both"
+                    )
+                return {
+                    1: one(ops[0], "opponents[0]"),
+                    2: one(ops[1], "opponents[1]"),
+                    3: one(ops[2], "opponents[2]"),
+                }
+            else:
+                allowed = "2 (left, right)" + (
+                    " or 3 (left, partner, right)" if self.learning == "seat" else ""
+                )
+                raise RuleOptionError(f"opponents has {len(ops)} entries; allowed: {allowed}")
+        else:
+            players = {1: one(opponents, "opponents"), 3: one(opponents, "opponents")}
+            default_partner = opponents
+        if 2 in n_rel:
+            players[2] = one(partner if partner is not None else default_partner, "partner")
+        elif partner is not None:
+            raise RuleOptionError(
+                "partner= is not allowed with learning='team' (the learner plays the partner)"
+            )
+        return players
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        self.seat = int(rng.integers(4)) if self.seat_option == "random" else int(self.seat_option)
+        self._controlled = (self.seat, (self.seat + 2) % 4) if self.learning == "team" else (self.seat,)
+        game_seed = int(rng.integers(2**63))
+        self.game = Game(self.rules, seed=np.random.default_rng(game_seed))
+        self._acts: dict[int, Callable[[dict[str, Any]], Any]] = {}
+        for rel, player in self._players.items():
+            s = (self.seat + rel) % 4
+            if _is_agent(player):
+                player.start_game(s, self.rules, np.random.default_rng(int(rng.integers(2**63))))
+                self._acts[s] = player.act
+            else:
+                self._acts[s] = player
+        self.num_steps = 0
+        self._done = False
+        self._truncated = False
+        self._advance(limit=False)  # before the learner's first action no hand can be scored
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._done or self._truncated:
+            raise RuntimeError("the episode is over; call reset()")
+        game = self._require_game()
+        seat = game.to_act
+        try:
+            game.apply(action)
+        except IllegalActionError as e:
+            if self.illegal_action == "terminate":
+                self._done = True  # the state is unchanged; the episode ends with ILLEGAL_REWARD
+                info = self._info() | {"illegal_action": True}
+                return self._obs(), ILLEGAL_REWARD, True, False, info
+            raise IllegalActionError(f"learning seat {seat}: {e}") from None
+        self.num_steps += 1
+        reward = self._after_action()
+        if not self._done:
+            reward += self._advance()
+        if not self._done and self.num_steps >= self.max_cycles:
+            self._truncated = True  # R21
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), float(reward), self._done, self._truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner now (bool (72,)), for sb3-contrib MaskablePPO."""
+        game = self._require_game()
+        return action_mask(game, self._obs_seat()).astype(bool)
+
+    def _current_mask(self) -> np.ndarray:
+        if self.game is None or self._done or self._truncated:
+            return np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return action_mask(self.game, self._obs_seat())
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        text = render_text(self._require_game())
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def record(self) -> dict[str, Any]:
+        """The episode's game so far as a smear-record/1 object."""
+        return self._require_game().to_record(truncated=self._truncated)
+
+    # ------------------------------------------------------------------ internals
+    def _require_game(self) -> Game:
+        if self.game is None:
+            raise RuntimeError("call reset() before using SmearSingleSeatEnv")
+        return self.game
+
+    def _obs_seat(self) -> int:
+        game = self._require_game()
+        if game.phase < HAND_OVER and game.to_act in self._controlled:
+            return game.to_act
+        return self.seat
+
+    def _obs(self) -> np.ndarray:
+        return encode_game(self._require_game(), self._obs_seat())
+
+    def _info(self) -> dict[str, Any]:
+        game = self._require_game()
+        return {"seat": self._obs_seat(), "scores": tuple(game.scores), "hand_number": game.hand_number}
+
+    def _after_action(self) -> float:
+        """Handle the end of a hand after an action; the learner team's reward."""
+        game = self._require_game()
+        if game.phase < HAND_OVER:
+            return 0.0
+        if game.hand_thrown_in:
+            game.start_next_hand()  # R8
+            return 0.0
+        done = game.phase == GAME_OVER or self.episode == "hand"
+        team_r = hand_end_rewards(game, self.episode, self.reward_mode, done)
+        if done:
+            self._done = True
+        else:
+            game.start_next_hand()
+        return 0.0 if team_r is None else team_r[self.seat & 1]
+
+    def _advance(self, limit: bool = True) -> float:
+        """Play the other seats until a controlled seat is to act or the episode ends; reward earned."""
+        game = self._require_game()
+        reward = 0.0
+        controlled = self._controlled
+        while not self._done and game.to_act not in controlled:
+            if limit and self.num_steps >= self.max_cycles:
+                self._truncated = True
+                break
+            seat = game.to_act
+            obs = {"observation": encode_game(game, seat), "action_mask": action_mask(game, seat)}
+            a = self._acts[seat](obs)
+            try:
+                game.apply(a)
+            except IllegalActionError as e:
+                raise IllegalActionError(f"agent of seat {seat}: {e}") from None
+            self.num_steps += 1
+            reward += self._after_action()
+        return reward
