@@ -90,7 +90,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
@@ -101,7 +100,7 @@ from .cards import NUM_CARDS
 from .config import RuleOptionError, SmearRules
 from .game import GAME_OVER, HAND_OVER, Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, OBS_SIZE, RAW_LIMIT, action_mask, encode_game
-from .render import render_text
+from .render import render_mode_output
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
 STATE_SIZE = OBS_SIZE + 4 * NUM_CARDS + NUM_CARDS + NUM_CARDS + 4 + NUM_CARDS
@@ -380,14 +379,7 @@ class raw_env(AECEnv):
         return state_vector(self._require_game())
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        text = render_text(self._require_game())
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return render_mode_output(self._require_game(), self.render_mode)
 
     def close(self) -> None:
         pass

@@ -94,3 +94,18 @@ def render_text(game: Game, viewer: int | None = None) -> str:
     if game.winner is not None:
         lines.append(f"GAME OVER: team {game.winner} wins")
     return "\n".join(lines)
+
+
+def render_mode_output(game: Game, render_mode: str | None) -> str | None:
+    """What an env's ``render()`` gives: ``"ansi"`` returns the table, ``"human"`` prints it, ``None`` warns
+    (as Gymnasium and PettingZoo envs do) and returns None."""
+    if render_mode is None:
+        import warnings
+
+        warnings.warn("You are calling render method without specifying any render mode.", stacklevel=3)
+        return None
+    text = render_text(game)
+    if render_mode == "human":
+        print(text + "\n")
+        return None
+    return text

@@ -44,7 +44,7 @@ from .config import RuleOptionError
 from .env import hand_end_rewards, parse_options
 from .game import GAME_OVER, HAND_OVER, Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
-from .render import render_text
+from .render import render_mode_output
 
 LEARNING_VALUES = ("seat", "team")
 ILLEGAL_ACTION_VALUES = ("raise", "terminate")
@@ -224,14 +224,7 @@ class SmearSingleSeatEnv(gymnasium.Env):
         return action_mask(self.game, self._obs_seat())
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        text = render_text(self._require_game())
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return render_mode_output(self._require_game(), self.render_mode)
 
     def record(self) -> dict[str, Any]:
         """The episode's game so far as a smear-record/1 object."""
