@@ -3,7 +3,7 @@
 Random deals (default rules): random bidding until someone bids, the bidder names a trump it holds (the
 suit it holds most of) and discards at random; then the whole play phase (6 tricks) is solved with
 ``solve`` (root value) and ``solve_all_moves`` (every legal first lead). Reports mean / median / worst
-seconds per solve.
+seconds per solve. ``--node-cap N`` measures the capped (estimating) solver the PIMC agent uses.
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/solver_speed.py --deals 1000 --seed 0``
 """
@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--deals", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kitty-size", type=int, default=3)
+    ap.add_argument("--node-cap", type=int, default=None, help="node cap per root move (default: exact)")
     args = ap.parse_args(argv)
     rules = SmearRules(kitty_size=args.kitty_size)
     rng = np.random.default_rng(args.seed)
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         times = []
         for st in states:
             t0 = time.perf_counter()
-            fn(st)
+            fn(st, node_cap=args.node_cap)
             times.append(time.perf_counter() - t0)
         print(
             f"{name:<16} deals={len(times)} mean={1e3 * statistics.mean(times):.2f} ms "

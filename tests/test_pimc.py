@@ -78,3 +78,62 @@ def test_bad_options_named():
         PimcAgent(SmearRules(), samples=0)
     with pytest.raises(ValueError, match="budget_ms"):
         PimcAgent(SmearRules(), budget_ms=-1)
+
+
+def _view_with_play(hand, played_by=((), (), (), ()), trick=()):
+    from smear_env.game import Phase
+    from smear_env.infoset import PlayerView
+
+    pb = tuple(mask_of(list(p)) for p in played_by)
+    return PlayerView(
+        seat=0, phase=Phase.PLAY, to_act=0, dealer=3, scores=(0, 0), target_score=15, kitty_size=3,
+        hand=mask_of(hand), bids=(2, None, None, None), bidder=0, contract=2, trump=3, kitty=0, discards=0,
+        played_by=pb, won_by_team=(0, 0), trick_leader=None, trick=tuple(trick), voids=(0, 0, 0, 0),
+        hand_sizes=(len(hand), len(hand), len(hand), len(hand)), legal_actions=(),
+    )
+
+
+def test_r12_r16_one_class_only_when_every_deal_agrees():
+    from smear_env.agents.pimc import _one_class
+    from smear_env.cards import parse_card
+
+    c = parse_card
+    # 7H and 8H: nothing between them, same card-point class (0): one search-free choice
+    v = _view_with_play(["7H", "8H", "AS"])
+    assert _one_class(v, [c("7H"), c("8H")]) == c("8H")
+    # 7H and 9H with 8H unseen (may be in another hand): not equivalent
+    assert _one_class(v, [c("7H"), c("9H")]) is None
+    # once 8H is played (in an earlier trick) they are
+    v2 = _view_with_play(["7H", "9H", "AS"], played_by=((), ("8H",), (), ()))
+    assert _one_class(v2, [c("7H"), c("9H")]) == c("9H")
+    # a card in the current trick stays between them (it decides who wins the trick, R12)
+    v3 = _view_with_play(["7H", "9H", "AS"], played_by=((), ("8H",), (), ()), trick=(c("8H"),))
+    assert _one_class(v3, [c("7H"), c("9H")]) is None
+    # different card points (R16: the ten) or suits are never merged
+    assert _one_class(_view_with_play(["9H", "TH"]), [c("9H"), c("TH")]) is None
+    assert _one_class(_view_with_play(["7H", "7D"]), [c("7H"), c("7D")]) is None
+
+
+def test_r10_r11_heuristic_plan_is_legal():
+    from smear_env.agents.pimc import _heuristic_plan
+
+    rules = SmearRules()
+    hand = mask_of(["AS", "KS", "7S", "TH", "7D", "8D", "AC", "9C", "QH"])
+    trump, disc = _heuristic_plan(hand, rules, [0, 1, 2, 3])
+    assert hand & SUIT_MASKS[trump] and disc.bit_count() == 3 and disc & hand == disc
+    assert not disc & SUIT_MASKS[trump]  # R11: side cards go first
+    all_trump = mask_of(["AS", "KS", "QS", "JS", "TS", "9S", "8S", "7S", "AH"])
+    trump, disc = _heuristic_plan(all_trump, rules, [2, 3])
+    assert trump == 3 and disc & mask_of(["AH"]) and disc.bit_count() == 3
+
+
+def test_bad_new_options_named():
+    with pytest.raises(ValueError, match="node_cap"):
+        PimcAgent(SmearRules(), node_cap=0)
+    with pytest.raises(ValueError, match="bid_node_cap"):
+        PimcAgent(SmearRules(), bid_node_cap=-1)
+    with pytest.raises(ValueError, match="bid_samples"):
+        PimcAgent(SmearRules(), bid_samples=0)
+    with pytest.raises(ValueError, match="trump_samples"):
+        PimcAgent(SmearRules(), trump_samples=0)
+    assert PimcAgent(SmearRules(), budget_ms="none", node_cap="none").budget_ms is None

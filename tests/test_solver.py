@@ -118,3 +118,42 @@ def test_bad_state_is_rejected_with_names():
         _state([["AS", "KS"], ["7S"], ["JS"], ["TH"]])
     with pytest.raises(ValueError, match="high_low"):
         _state([["AS"], ["7S"], ["JS"], ["TH"]], high_low="x")
+
+
+def _first_lead_states(n: int, seed: int) -> list[SolverState]:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from solver_speed import first_lead_state
+
+    rng = np.random.default_rng(seed)
+    return [first_lead_state(SmearRules(), rng) for _ in range(n)]
+
+
+def test_r12_r17_node_cap_exact_below_cap_and_leaf_valued_above():
+    """A cap the search never reaches changes nothing; a tiny cap still returns values the exact search can
+    take (leaf values of the R17 contract rule) for every legal card, within the exact bounds."""
+    for st in _first_lead_states(6, seed=4):
+        exact = solve_all_moves(st)
+        assert solve_all_moves(st, node_cap=10**9) == exact
+        assert solve(st, node_cap=10**9) == solve(st)
+        capped = solve_all_moves(st, node_cap=5)
+        assert sorted(capped) == sorted(exact)
+        c = st.contract
+        possible = {(pb if pb >= c else -c) - (4 - pb - u) for pb in range(5) for u in range(4 - pb + 1)}
+        possible |= {-v for v in possible}
+        assert set(capped.values()) <= possible
+
+
+def test_r12_r16_endings_unchanged_with_large_cap():
+    # the capped entry point is exact on small endings (the cap is never reached)
+    st = _state([["AH", "TC"], ["KC", "7C"], ["8C", "9C"], ["QC", "JC"]], trump="H")
+    assert solve_all_moves(st, node_cap=1000) == {parse_card("AH"): -3, parse_card("TC"): -3}
+
+
+def test_node_cap_rejected_with_name():
+    st = _state([["AS"], ["7S"], ["JS"], ["TH"]])
+    for bad in (0, -3, 1.5, True, "10"):
+        with pytest.raises(ValueError, match="node_cap"):
+            solve(st, node_cap=bad)

@@ -5,16 +5,24 @@ deals consistent with it (:func:`smear_env.infoset.sample_hidden`), solves every
 :mod:`smear_env.agents.solver` and takes the action with the best mean value. Values are the R17 score
 difference (own team's score change minus the other team's).
 
-* Card play (R12): every legal card is solved exactly in every sample; best mean wins.
-* Bidding (R6-R8): per sample, as if it were the bidder: a kitty drawn from the sampled stock (R9), the
-  trump suit it would name from its own cards (heuristic), greedy discards (R11), then one solve of the
-  whole hand with objective "bidder team's points" -> pB, and pD taken as the other points in play. A bid b is
-  worth ``(pB if pB >= b else -b) - pD`` (R17) on average; it bids the best legal bid if that is worth
-  more than ``bid_threshold``, else passes (a stuck dealer, R8 dealer_must_bid, bids its best).
+* Card play (R12): every legal card is solved in every sample (``samples``, at most ``budget_ms`` after
+  ``min_samples``); best mean wins. No search when the legal cards are all equivalent in every consistent
+  deal (:func:`_one_class`). Each solve is capped at ``node_cap`` nodes per root card (see
+  :func:`smear_env.agents.solver.solve`: exact below the cap, estimated beyond it).
+* Bidding (R6-R8): ``bid_samples`` samples (a fixed count, no time budget: bidding decides most of the
+  hand's value), each solved as if it were the bidder: a kitty drawn from the sampled stock (R9), the
+  trump and discards the baseline heuristic would choose (R10, R11; :func:`_heuristic_plan`), then one
+  solve (cap ``bid_node_cap``) of the whole hand with objective "bidder team's points" -> pB, and pD taken
+  as the other points in play. A bid b is worth ``(pB if pB >= b else -b) - pD`` (R17) on average; it bids
+  the *highest* legal bid worth more than ``bid_threshold`` (a higher bid also shuts the opponents out of
+  the auction), else passes (a stuck dealer, R8 dealer_must_bid, bids its best).
 * Trump (R10) and discards (R11) are chosen together when trump is named: candidate (trump, discard
-  set) pairs -- the strongest suits, each with a "bank card points" and a "throw the lowest cards"
-  discard rule -- are scored by the same sampled solves with the contract rule as value; the discard
-  decisions then play the chosen set.
+  set) pairs -- the baseline heuristic's plan, and for the strongest suits a "bank card points" and a
+  "throw the lowest cards" discard rule -- are scored by ``trump_samples`` sampled solves with the
+  contract rule as value (ties: the heuristic's plan); the discard decisions then play the chosen set.
+
+Speed (``benchmarks/pimc_speed.py``): at the defaults below a decision averages ~20-35 ms on one core
+(bids ~50-70 ms, trump ~150-200 ms but at most one per hand, card play ~15-25 ms).
 
 Determinism: all randomness comes from the generator given to :meth:`PimcAgent.start_game`. With
 ``budget_ms`` set, sampling stops once the decision has used that much wall time (after at least
@@ -42,7 +50,62 @@ from ..cards import RANK_ACE, RANK_GAME_VALUE, RANK_JACK, SUIT_MASKS, cards_of
 from ..config import SmearRules
 from ..game import BIDDING, DISCARD, PLAY, TRUMP
 from ..infoset import PlayerView, sample_hidden
-from .solver import SolverState, solve, solve_all_moves
+from .solver import SolverState, _reps, solve, solve_all_moves
+
+# Defaults (see benchmarks/pimc_speed.py for the per-decision times they give): samples per card-play /
+# trump decision, samples per bid decision, node cap per root card of each solve, wall-time safety budget.
+SAMPLES = 6
+BID_SAMPLES = 16
+NODE_CAP = 1500
+BUDGET_MS = 40.0
+MIN_SAMPLES = 3
+BID_MARGIN = 0.0
+TRUMP_SAMPLES = 8
+BID_CONF = 0.0
+BID_NODE_CAP = 600
+
+
+def _heuristic_plan(hand: int, rules: SmearRules, suits: list[int]) -> tuple[int, int]:
+    """The baseline heuristic's (trump, discard set) for ``hand`` (R10, R11): a candidate of the sampled
+    trump/discard evaluation."""
+    from types import SimpleNamespace
+
+    from .heuristic import HeuristicAgent, best_suit
+
+    _, trump = best_suit(hand, rules, 0, tuple(suits))
+    h = HeuristicAgent(rules)
+    disc = 0
+    left = hand
+    for _ in range(rules.kitty_size):
+        pool = left & ~SUIT_MASKS[trump] or left
+        legal = tuple(DISCARD_ACTION_BASE + c for c in cards_of(pool))  # R11: trump only when all trump
+        c = h._discard(SimpleNamespace(hand=left, trump=trump), legal) - DISCARD_ACTION_BASE
+        disc |= 1 << c
+        left &= ~(1 << c)
+    return trump, disc
+
+
+def _one_class(view: PlayerView, cards: list[int]) -> int | None:
+    """The single representative when every card in ``cards`` (the legal plays) is equivalent in every deal
+    consistent with ``view``, else None. Cards of one suit are equivalent (R12 trick-winning power) when no
+    card between them can still be played or is in the current trick, and have the same scoring class
+    (card points, R16; the jack R15 apart) -- the solver's own equivalence with every unseen card alive."""
+    if len(cards) == 1:
+        return cards[0]
+    suit = cards[0] >> 3
+    if any(c >> 3 != suit for c in cards):
+        return None
+    gone = view.played_by[0] | view.played_by[1] | view.played_by[2] | view.played_by[3]
+    for c in view.trick:
+        gone &= ~(1 << c)
+    alive = ~gone & 0xFFFFFFFF
+    mine = 0
+    for c in cards:
+        mine |= 1 << (c & 7)
+    reps, _ = _reps(alive >> (8 * suit) & 0xFF, mine, 1)
+    if reps & (reps - 1):
+        return None
+    return suit * 8 + reps.bit_length() - 1
 
 
 def _bidder_points(pb: int, pd: int) -> float:
@@ -107,16 +170,35 @@ class PimcAgent:
     def __init__(
         self,
         rules: SmearRules | None = None,
-        samples: int = 16,
-        budget_ms: float | None = 80.0,
-        min_samples: int = 4,
+        samples: int = SAMPLES,
+        budget_ms: float | None = BUDGET_MS,
+        min_samples: int = MIN_SAMPLES,
         bid_threshold: float = 0.0,
         trump_candidates: int = 2,
         min_samples_multi: int = 2,
+        node_cap: int | None = NODE_CAP,
+        bid_samples: int = BID_SAMPLES,
+        bid_margin: float = BID_MARGIN,
+        trump_samples: int = TRUMP_SAMPLES,
+        heuristic_candidate: bool = True,
+        bid_high: bool = True,
+        bid_conf: float = BID_CONF,
+        bid_node_cap: int | None = BID_NODE_CAP,
     ) -> None:
+        if isinstance(budget_ms, str) and budget_ms.lower() == "none":  # registry spec "budget_ms=none"
+            budget_ms = None
+        if isinstance(node_cap, str) and node_cap.lower() == "none":
+            node_cap = None
+        if isinstance(bid_node_cap, str) and bid_node_cap.lower() == "none":
+            bid_node_cap = None
+        for name, cap in (("node_cap", node_cap), ("bid_node_cap", bid_node_cap)):
+            if cap is not None and (isinstance(cap, (str, bool, float)) or cap < 1):
+                raise ValueError(f"{name} must be an integer >= 1 or None (exact solves), not {cap!r}")
         if samples < 1:
             raise ValueError(f"samples must be >= 1, not {samples!r}")
-        if budget_ms is not None and budget_ms <= 0:
+        if bid_samples < 1:
+            raise ValueError(f"bid_samples must be >= 1, not {bid_samples!r}")
+        if budget_ms is not None and (isinstance(budget_ms, str) or budget_ms <= 0):
             raise ValueError(f"budget_ms must be > 0 or None, not {budget_ms!r}")
         if not 1 <= min_samples:
             raise ValueError(f"min_samples must be >= 1, not {min_samples!r}")
@@ -127,6 +209,16 @@ class PimcAgent:
         self.bid_threshold = float(bid_threshold)
         self.trump_candidates = int(trump_candidates)
         self.min_samples_multi = int(min_samples_multi)
+        self.node_cap = node_cap
+        self.bid_samples = int(bid_samples)
+        self.bid_margin = float(bid_margin)
+        if trump_samples < 1:
+            raise ValueError(f"trump_samples must be >= 1, not {trump_samples!r}")
+        self.trump_samples = int(trump_samples)
+        self.heuristic_candidate = bool(heuristic_candidate)
+        self.bid_high = bool(bid_high)
+        self.bid_conf = float(bid_conf)
+        self.bid_node_cap = bid_node_cap
         self._plan = 0
         self.seat = 0
         self._rng = np.random.default_rng(0)
@@ -178,12 +270,12 @@ class PimcAgent:
         return self._discard(view, legal)
 
     # ------------------------------------------------------------------ helpers
-    def _sample_loop(self, min_samples: int | None = None):
+    def _sample_loop(self, min_samples: int | None = None, samples: int | None = None):
         """Yield sample indices until the sample count or the time budget is used up."""
         t0 = time.perf_counter()
         budget = None if self.budget_ms is None else self.budget_ms / 1000.0
         least = self.min_samples if min_samples is None else min_samples
-        for i in range(self.samples):
+        for i in range(self.samples if samples is None else samples):
             if budget is not None and i >= least and time.perf_counter() - t0 > budget:
                 return
             yield i
@@ -205,7 +297,11 @@ class PimcAgent:
     # ------------------------------------------------------------------ card play (R12)
     def _play(self, view: PlayerView, legal: list[int]) -> int:
         assert view.bidder is not None and view.contract is not None
-        totals = dict.fromkeys((a - PLAY_ACTION_BASE for a in legal), 0.0)
+        cards = [a - PLAY_ACTION_BASE for a in legal]
+        only = _one_class(view, cards)
+        if only is not None:  # every legal card is equivalent in every deal: no search
+            return PLAY_ACTION_BASE + only
+        totals = dict.fromkeys(cards, 0.0)
         first = not any(view.played_by)
         for _ in self._sample_loop():
             deal = sample_hidden(view, self._rng)
@@ -223,7 +319,7 @@ class PimcAgent:
                 game_point_tie=self.rules.game_point_tie,
                 first_lead=first,
             )
-            for c, v in solve_all_moves(state).items():
+            for c, v in solve_all_moves(state, node_cap=self.node_cap).items():
                 totals[c] += v
         best = max(sorted(totals), key=lambda c: totals[c])  # ties: lowest card id
         return PLAY_ACTION_BASE + best
@@ -233,8 +329,9 @@ class PimcAgent:
         k = view.kitty_size
         bids = [action_bid(a) for a in legal if a != PASS_ACTION]
         worth = dict.fromkeys(bids, 0.0)
+        made = dict.fromkeys(bids, 0)
         n = 0
-        for _ in self._sample_loop(min_samples=self.min_samples_multi):
+        for _ in self._sample_loop(min_samples=self.bid_samples, samples=self.bid_samples):
             deal = sample_hidden(view, self._rng)
             stock = cards_of(deal.stock)
             kitty = 0
@@ -243,19 +340,31 @@ class PimcAgent:
                     kitty |= 1 << stock[int(i)]
             hand = view.hand | kitty
             suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
-            if k:
+            if k and self.heuristic_candidate:
+                trump, disc = _heuristic_plan(hand, self.rules, suits)
+                hand &= ~disc
+            elif k:
                 trump = max(suits, key=lambda s: (trump_strength(hand, s), -s))
                 disc = greedy_discards(hand, trump, k)
                 hand &= ~disc
             else:
                 trump, disc = -1, 0  # R10, kitty 0: the solver picks the lead that names trump
             hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
-            pb = int(solve(self._first_lead_state(hands, trump, MAX_BID, disc), _bidder_points))
+            pb = int(solve(self._first_lead_state(hands, trump, MAX_BID, disc), _bidder_points,
+                           node_cap=self.bid_node_cap))
             pd = 4 - pb - _unawarded(hands, trump, self.rules.high_low)  # approximation: the rest
             for b in bids:
-                worth[b] += (pb if pb >= b else -b) - pd  # R17
+                worth[b] += (pb if pb >= b + self.bid_margin else -b) - pd  # R17 (with a safety margin)
+                made[b] += pb >= b
             n += 1
-        best = max(sorted(bids, reverse=True), key=lambda b: worth[b]) if bids else 0
+        if self.bid_high:
+            # the highest bid still worth more than the threshold: a higher bid also shuts opponents out of
+            # the auction (R6, R7), which the per-sample value of one contract does not see
+            ok = [b for b in bids if worth[b] / max(n, 1) > self.bid_threshold
+                  and made[b] >= self.bid_conf * max(n, 1)]
+            best = max(ok) if ok else max(sorted(bids, reverse=True), key=lambda b: worth[b]) if bids else 0
+        else:
+            best = max(sorted(bids, reverse=True), key=lambda b: worth[b]) if bids else 0
         if PASS_ACTION in legal and (not bids or worth[best] / max(n, 1) <= self.bid_threshold):
             return PASS_ACTION
         return bid_action(best)
@@ -270,17 +379,20 @@ class PimcAgent:
         hand = view.hand
         suits = sorted((a - TRUMP_ACTION_BASE for a in legal), key=lambda s: (-trump_strength(hand, s), s))
         cands: list[tuple[int, int]] = []
+        if self.heuristic_candidate:
+            cands.append(_heuristic_plan(hand, self.rules, suits))
         for s in suits[: max(1, self.trump_candidates)]:
             for disc in (greedy_discards(hand, s, k), lowest_discards(hand, s, k)):
                 if (s, disc) not in cands:
                     cands.append((s, disc))
         totals = dict.fromkeys(cands, 0.0)
         if len(cands) > 1:
-            for _ in self._sample_loop(min_samples=self.min_samples_multi):
+            for _ in self._sample_loop(min_samples=self.trump_samples, samples=self.trump_samples):
                 deal = sample_hidden(view, self._rng)
                 for s, disc in cands:
                     hands = (hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
-                    totals[(s, disc)] += solve(self._first_lead_state(hands, s, view.contract, disc))
+                    totals[(s, disc)] += solve(self._first_lead_state(hands, s, view.contract, disc),
+                                               node_cap=self.bid_node_cap)
         best = max(cands, key=lambda sd: totals[sd])  # ties: the first (strongest suit, banking rule)
         self._plan = best[1]
         return TRUMP_ACTION_BASE + best[0]

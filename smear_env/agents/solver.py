@@ -24,6 +24,9 @@ Why it is fast enough in pure Python:
   the jack of trump stands apart.
 * Move ordering: leads of the top live card of a suit first (trump first); followers take the trick with
   the cheapest winning card, or smear points onto a partner who is winning, else throw the cheapest card.
+  Trick-winning keys and follower ordering keys come from per-trump tables built once (``_tables``).
+* Optional ``node_cap`` (used by the PIMC agent; default None = exact): past the cap, trick starts are
+  estimated instead of searched, which bounds the rare pathological deals (see :func:`solve`).
 """
 
 from __future__ import annotations
@@ -183,6 +186,31 @@ def _reps(alive: int, mine: int, mode: int) -> tuple[int, tuple[int, ...]]:
     return got
 
 
+# ---------------------------------------------------------------------------- per-trump tables
+_TABLES: dict[int, tuple] = {}
+
+
+def _tables(trump: int) -> tuple:
+    """Per-trump lookup tables (pure functions of the trump suit, built once per process):
+    ``kt[led][c]`` trick-winning key of card ``c`` with suit ``led`` led (R12: trumps beat the led suit,
+    which beats the rest); ``fk[led][wkey + 1][c]`` move-ordering key for a follower whose opponent is
+    winning with key ``wkey`` (cheapest winning card, else cheapest throw); ``pk[led][wkey + 1][c]`` the
+    same when the partner is winning (smear card points onto it, R16)."""
+    got = _TABLES.get(trump)
+    if got is not None:
+        return got
+    gv = [RANK_GAME_VALUE[c & 7] for c in range(32)]
+    kt = tuple(tuple((c & 7) + (64 if c >> 3 == trump else 32 if c >> 3 == led else 0) for c in range(32))
+               for led in range(4))
+    fk = tuple(tuple(tuple(kt[led][c] if kt[led][c] > w else 200 + gv[c] * 8 + (c & 7) for c in range(32))
+                     for w in range(-1, 72)) for led in range(4))
+    pk = tuple(tuple(tuple(-gv[c] * 8 + (kt[led][c] > w) * 4 for c in range(32)) for w in range(-1, 72))
+               for led in range(4))
+    got = (kt, fk, pk)
+    _TABLES[trump] = got
+    return got
+
+
 # ---------------------------------------------------------------------------- the search
 @dataclass
 class _Search:
@@ -195,6 +223,10 @@ class _Search:
     nodes: int = 0
     hint: int = -1
     best_lead: int = -1
+    node_cap: int | None = None
+    """Search at most this many nodes per root move; past it, trick starts are estimated (see solve)."""
+    capped: bool = False
+    """Set when the node cap was hit (the result is then an estimate, not exact)."""
 
     def make(self) -> Callable[..., float]:
         trump = self.trump
@@ -212,10 +244,11 @@ class _Search:
         reps_cache = _REPS
         inf = _INF
         me = self
+        kt_all, fk_all, pk_all = _tables(trump)
+        cap = self.node_cap if self.node_cap is not None else 1 << 62
 
         def card_key(c: int, led: int) -> int:
-            s = c >> 3
-            return (c & 7) + (64 if s == trump else 32 if s == led else 0)
+            return kt_all[led][c]
 
         def moves_of(legal: int, alive: int, pm: bool, jack: int) -> list[int]:
             out = []
@@ -274,6 +307,14 @@ class _Search:
                 return ub
             if lb >= beta:
                 return lb
+            if me.nodes > cap:
+                # node cap (pathological deals): estimate that each team takes the card points and the jack
+                # it holds; a leaf value inside [lb, ub], not stored in the transposition table
+                me.capped = True
+                bh = hands[bteam] | hands[bteam + 2]
+                nj = jack if jack != JACK_OPEN else (JACK_BIDDER if bh & jbit else JACK_DEFENDERS)
+                v = leaf[nj][bpts + gp(bh)]
+                return lb if v < lb else ub if v > ub else v
             pm = gcls[bpts] != gcls[bpts + rest]
             # the past matters only through the open Game threshold (or the decided Game class)
             key = (h0, h1, h2, h3, leader, bpts if pm else -1 - gcls[bpts], jack)
@@ -296,14 +337,18 @@ class _Search:
                 c1 = hands[(leader + 1) & 3]
                 c2 = hands[(leader + 2) & 3]
                 c3 = hands[(leader + 3) & 3]
-                led = (c0.bit_length() - 1) >> 3
-                best = -1
+                kt = kt_all[(c0.bit_length() - 1) >> 3]
+                best = kt[c0.bit_length() - 1]
                 wi = 0
-                for i, m in enumerate((c0, c1, c2, c3)):
-                    k = card_key(m.bit_length() - 1, led)
-                    if k > best:
-                        best = k
-                        wi = i
+                k = kt[c1.bit_length() - 1]
+                if k > best:
+                    best, wi = k, 1
+                k = kt[c2.bit_length() - 1]
+                if k > best:
+                    best, wi = k, 2
+                k = kt[c3.bit_length() - 1]
+                if k > best:
+                    wi = 3
                 wteam = (leader + wi) & 1
                 nb = bpts + rest if wteam == bteam else bpts
                 nj = jack
@@ -331,6 +376,7 @@ class _Search:
             n = len(trick)
             if n:
                 led = trick[0] >> 3
+                kt = kt_all[led]
                 if not legal:
                     follow = hand & suit_masks[led]
                     legal = (follow | (hand & tmask)) if follow else hand
@@ -353,30 +399,26 @@ class _Search:
                         moves.remove(hint)
                         moves.insert(0, hint)
                 elif (wseat & 1) == (mover & 1):
-                    moves.sort(key=lambda c: -gv[c] * 8 + (card_key(c, led) > wkey) * 4)  # smear onto partner
+                    moves.sort(key=pk_all[led][wkey + 1].__getitem__)  # smear onto partner
                 else:
-                    def follow_key(c: int) -> int:
-                        k = card_key(c, led)
-                        return k if k > wkey else 200 + gv[c] * 8 + (c & 7)
-
-                    moves.sort(key=follow_key)
+                    moves.sort(key=fk_all[led][wkey + 1].__getitem__)  # cheapest winner, else cheapest
             maximize = (mover & 1) == bteam
             best = -inf if maximize else inf
             best_c = moves[0]
             nxt = (mover + 1) & 3
             for c in moves:
                 hands[mover] = hand ^ (1 << c)
-                k = card_key(c, led if n else c >> 3)
+                k = kt[c] if n else kt_all[c >> 3][c]
                 if k > wkey:
                     nk, ns = k, mover
                 else:
                     nk, ns = wkey, wseat
                 if n == 3:
                     wteam = ns & 1
-                    tm = (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << c)
-                    nb = bpts + gp(tm) if wteam == bteam else bpts
+                    t0, t1, t2 = trick
+                    nb = bpts + gv[t0] + gv[t1] + gv[t2] + gv[c] if wteam == bteam else bpts
                     nj = jack
-                    if tm & jbit:
+                    if ((1 << t0) | (1 << t1) | (1 << t2) | (1 << c)) & jbit:
                         nj = JACK_BIDDER if wteam == bteam else JACK_DEFENDERS
                     v = trick_start(ns, nb, nj, alpha, beta)
                 else:
@@ -409,7 +451,8 @@ class _Search:
         return play
 
 
-def _setup(state: SolverState, trump: int, value_fn: ValueFn | None) -> tuple[_Search, int, int]:
+def _setup(state: SolverState, trump: int, value_fn: ValueFn | None, node_cap: int | None = None
+           ) -> tuple[_Search, int, int]:
     """Build the search for ``trump``; returns it, the bidder team's card points so far and jack status."""
     bteam = state.bidder & 1
     hands = state.hands
@@ -467,12 +510,14 @@ def _setup(state: SolverState, trump: int, value_fn: ValueFn | None) -> tuple[_S
             p_d = fd + (j == JACK_DEFENDERS) + (g == 1)
             row.append(vf(p_b, p_d))
         leaf.append(tuple(row))
-    search = _Search(trump=trump, bteam=bteam, leaf=tuple(leaf), gcls=tuple(gcls), hands=list(hands))
+    search = _Search(trump=trump, bteam=bteam, leaf=tuple(leaf), gcls=tuple(gcls), hands=list(hands),
+                     node_cap=node_cap)
     search.make()
     return search, bpts, jack
 
 
-def _root_values(state: SolverState, value_fn: ValueFn | None, exact: bool) -> dict[int, float]:
+def _root_values(state: SolverState, value_fn: ValueFn | None, exact: bool, node_cap: int | None = None
+                 ) -> dict[int, float]:
     """Values (bidder team's view) of each legal card; with ``exact`` False only the best is exact and the
     others are bounds no better than it."""
     own = state.hands[state.to_move]
@@ -483,7 +528,7 @@ def _root_values(state: SolverState, value_fn: ValueFn | None, exact: bool) -> d
     n = len(state.trick)
     leader = (mover - n) & 3
     for trump in trumps:
-        search, bpts, jack = _setup(state, trump, value_fn)
+        search, bpts, jack = _setup(state, trump, value_fn, node_cap)
         hands = search.hands
         if state.trump < 0:
             legal = state.hands[mover] & SUIT_MASKS[trump]  # R10 (kitty 0): this lead names trump
@@ -520,6 +565,7 @@ def _root_values(state: SolverState, value_fn: ValueFn | None, exact: bool) -> d
         best_i = -1 if maximize else len(values)
         for c in sorted(set(rep_of.values()), key=lambda c: -(c & 7)):
             lo_i, hi_i = root_lo, root_hi
+            search.nodes = 0  # the node cap is per root move
             if not exact:  # only the best move needs an exact value
                 if maximize:
                     lo_i = max(lo_i, best_i)
@@ -541,15 +587,31 @@ def _root_values(state: SolverState, value_fn: ValueFn | None, exact: bool) -> d
     return out
 
 
-def solve_all_moves(state: SolverState, value_fn: ValueFn | None = None) -> dict[int, float]:
-    """Exact value of every legal card of the seat to move (card id -> value), from the point of view of
-    that seat's team (positive = good for it)."""
-    sign = 1 if (state.to_move & 1) == (state.bidder & 1) else -1
-    return {c: sign * v for c, v in _root_values(state, value_fn, exact=True).items()}
+def _check_cap(node_cap: int | None) -> None:
+    if node_cap is not None and (isinstance(node_cap, bool) or not isinstance(node_cap, int) or node_cap < 1):
+        raise ValueError(f"node_cap must be an integer >= 1 or None (exact), not {node_cap!r}")
 
 
-def solve(state: SolverState, value_fn: ValueFn | None = None) -> float:
-    """Exact value of the position for the team of the seat to move (both teams play perfectly)."""
+def solve_all_moves(state: SolverState, value_fn: ValueFn | None = None, node_cap: int | None = None
+                    ) -> dict[int, float]:
+    """Value of every legal card of the seat to move (card id -> value), from the point of view of that
+    seat's team (positive = good for it). Exact with ``node_cap`` None; with a cap, a root card whose search
+    passes ``node_cap`` nodes gets an estimate (see :func:`solve`)."""
+    _check_cap(node_cap)
     sign = 1 if (state.to_move & 1) == (state.bidder & 1) else -1
-    vals = _root_values(state, value_fn, exact=False)
+    return {c: sign * v for c, v in _root_values(state, value_fn, exact=True, node_cap=node_cap).items()}
+
+
+def solve(state: SolverState, value_fn: ValueFn | None = None, node_cap: int | None = None) -> float:
+    """Value of the position for the team of the seat to move (both teams play perfectly).
+
+    Exact with ``node_cap`` None (the default). With a cap, once the search of one root card has visited
+    ``node_cap`` nodes, every further trick start it reaches is not searched but estimated -- each team takes
+    the card points (R16) and the jack (R15) it holds, clamped to the exact bounds of the position -- and not
+    stored in the transposition table. This bounds the rare pathological deals (a few per thousand take
+    > 0.3 s exactly) at the price of exactness there; below the cap the result is exact.
+    """
+    _check_cap(node_cap)
+    sign = 1 if (state.to_move & 1) == (state.bidder & 1) else -1
+    vals = _root_values(state, value_fn, exact=False, node_cap=node_cap)
     return sign * (max(vals.values()) if sign > 0 else min(vals.values()))
