@@ -44,7 +44,7 @@ $(STAMP): $(STAMP_DEPS) | $(BIN)/python
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/smear-train --config configs/quickstart.yaml --run-dir $(RUN_DIR)
+	$(BIN)/smear-train --config configs/quickstart.yaml --run-dir $(RUN_DIR) --overwrite
 	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors heuristic --games $(EVAL_GAMES)
 	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors random --games $(EVAL_GAMES)
 

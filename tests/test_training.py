@@ -1,0 +1,206 @@
+"""Training smoke tests: a few hundred steps into a tmp run folder, resume, Ctrl-C save, evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from smear_env.config import SmearRules
+from training.checkpoint import load_agent, read_checkpoint
+from training.config import load_config
+from training.train import main
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = str(ROOT / "configs" / "quickstart.yaml")
+TINY = ["--config", QUICK, "--variant", "tiny", "--set", "rules.target_score=5",
+        "--set", "total_timesteps=600",
+        "--set", "output.checkpoint_interval=300", "--set", "selfplay.snapshot_interval=300"]
+
+
+def test_smoke_train_resume_evaluate(tmp_path):
+    run = tmp_path / "run"
+    assert main([*TINY, "--run-dir", str(run)]) == 0
+    for name in ("config.yaml", "command.txt", "train.log", "checkpoints/latest.safetensors"):
+        assert (run / name).is_file(), name
+    _, meta = read_checkpoint(run / "checkpoints" / "latest.safetensors")
+    first = meta["step"]
+    assert first >= 600
+    assert meta["rules"]["target_score"] == 5 and meta["state"]["pool_steps"]  # a snapshot was taken
+    steps = sorted(p.name for p in (run / "checkpoints").glob("step_*.safetensors"))
+    assert f"step_{first}.safetensors" in steps
+
+    assert main(["--run-dir", str(run), "--resume", "--set", "total_timesteps=1200"]) == 0
+    _, meta2 = read_checkpoint(run / "checkpoints" / "latest.safetensors")
+    assert meta2["step"] > first and meta2["step"] >= 1200
+    assert load_config(run / "config.yaml").total_timesteps == 1200
+    assert len((run / "command.txt").read_text().splitlines()) == 2
+
+    from smear_env.evaluate import run_match
+
+    res = run_match(str(run / "checkpoints" / "latest.safetensors"), "random", games=4,
+                    rules=SmearRules(target_score=5), seed=0).summary()
+    assert res["games"] == 4 and res["win_rate_a"] is not None
+
+
+def test_resume_restores_exact_training_state(tmp_path):
+    from training.algorithms.ppo import PPOTrainer
+    from training.train import Run, resume_from
+
+    overrides = ["rules.target_score=5", "total_timesteps=400", "output.tensorboard=false"]
+    cfg = load_config(QUICK, overrides, "tiny")
+    a = PPOTrainer(cfg, np.random.default_rng(0))
+    a.iterate()
+    a.add_snapshot()
+    a.elapsed = 1.0
+    run = Run(tmp_path, cfg)
+    run.save(a)
+    b = PPOTrainer(cfg, np.random.default_rng(99))
+    resume_from(b, tmp_path / "checkpoints" / "latest.safetensors", cfg)
+    assert b.step == a.step and b.updates == a.updates
+    for k, v in a.policy.state_dict().items():
+        assert torch.equal(b.policy.state_dict()[k], v)
+    sa, sb = a.optimizer.state_dict(), b.optimizer.state_dict()
+    assert sa["param_groups"] == sb["param_groups"]
+    for pid, st in sa["state"].items():
+        for key, v in st.items():
+            assert torch.equal(torch.as_tensor(sb["state"][pid][key]), torch.as_tensor(v)), (pid, key)
+    assert [s for s, _ in b.pool.snapshots] == [s for s, _ in a.pool.snapshots]
+    _, meta = read_checkpoint(tmp_path / "checkpoints" / "latest.safetensors")
+    assert meta["state"]["numpy_rng"] == a.rng.bit_generator.state
+    c = PPOTrainer(cfg, np.random.default_rng(7))
+    resume_from(c, tmp_path / "checkpoints" / "latest.safetensors", cfg)  # resuming is deterministic
+    assert c.rng.bit_generator.state == b.rng.bit_generator.state
+    assert [s.game.deal for s in c.slots] == [s.game.deal for s in b.slots]
+
+
+def test_keyboard_interrupt_saves_checkpoint(tmp_path, monkeypatch):
+    from training.algorithms import ppo
+
+    calls = {"n": 0}
+    orig = ppo.PPOTrainer.iterate
+
+    def flaky(self):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return orig(self)
+
+    monkeypatch.setattr(ppo.PPOTrainer, "iterate", flaky)
+    run = tmp_path / "run"
+    assert main([*TINY, "--set", "total_timesteps=100000", "--run-dir", str(run)]) == 130
+    _, meta = read_checkpoint(run / "checkpoints" / "latest.safetensors")
+    assert meta["step"] > 0
+
+
+def test_sigterm_saves_checkpoint(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from training.algorithms import ppo
+
+    orig = ppo.PPOTrainer.iterate
+    calls = {"n": 0}
+
+    def killed(self):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return orig(self)
+
+    monkeypatch.setattr(ppo.PPOTrainer, "iterate", killed)
+    before = signal.getsignal(signal.SIGTERM)
+    run = tmp_path / "run"
+    assert main([*TINY, "--set", "total_timesteps=100000", "--run-dir", str(run)]) == 130
+    assert (run / "checkpoints" / "latest.safetensors").is_file()
+    assert signal.getsignal(signal.SIGTERM) is before  # handlers restored
+
+
+def test_resume_without_checkpoint_is_an_error(tmp_path, capsys):
+    assert main(["--run-dir", str(tmp_path / "nothing"), "--resume"]) == 2
+    assert "config.yaml" in capsys.readouterr().err
+
+
+def test_existing_run_folder_needs_resume_or_overwrite(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main([*TINY, "--set", "total_timesteps=300", "--run-dir", str(run)]) == 0
+    old = {p.name for p in (run / "checkpoints").glob("*.safetensors")}
+    capsys.readouterr()
+    assert main([*TINY, "--run-dir", str(run)]) == 2  # would mix two runs' checkpoints
+    err = capsys.readouterr().err
+    assert "--resume" in err and "--overwrite" in err
+    assert {p.name for p in (run / "checkpoints").glob("*.safetensors")} == old  # nothing touched
+    assert main([*TINY, "--set", "total_timesteps=300", "--set", "seed=5", "--run-dir", str(run),
+                 "--overwrite"]) == 0
+    _, meta = read_checkpoint(run / "checkpoints" / "latest.safetensors")
+    assert meta["training"]["seed"] == 5
+
+
+def test_policy_learns_legal_masked_actions(tmp_path):
+    """Every action the trained greedy checkpoint chooses is legal (masked logits)."""
+    run = tmp_path / "run"
+    assert main([*TINY, "--run-dir", str(run)]) == 0
+    agent = load_agent(run / "checkpoints" / "latest.safetensors", SmearRules(target_score=5))
+    from smear_env.evaluate import play_game
+
+    rec, stats = play_game([agent, agent, agent, agent], SmearRules(target_score=5), seed=3)
+    assert stats.played >= 1
+
+
+@pytest.mark.parametrize("episode,reward", [("game", "win"), ("game", "score")])
+def test_other_episode_and_reward_modes_train(tmp_path, episode, reward):
+    run = tmp_path / "run"
+    assert main([*TINY, "--set", f"env.episode={episode}", "--set", f"env.reward={reward}",
+                 "--set", "env.win_bonus=1.0", "--run-dir", str(run)]) == 0
+
+
+def test_maskable_ppo_smoke_and_resume(tmp_path):
+    """sb3-contrib MaskablePPO on the single-seat env: trains, checkpoints in SmearPolicy form, resumes."""
+    run = tmp_path / "run"
+    args = [*TINY, "--set", "algorithm.name=maskable_ppo", "--set", "n_envs=2",
+            "--set", "total_timesteps=256",
+            "--set", "output.checkpoint_interval=128", "--set", "selfplay.snapshot_interval=128",
+            "--set", "algorithm.n_steps=64"]
+    assert main([*args, "--run-dir", str(run)]) == 0
+    latest = run / "checkpoints" / "latest.safetensors"
+    tensors, meta = read_checkpoint(latest)
+    assert meta["algorithm"] == "maskable_ppo" and meta["step"] >= 256
+    assert any(k.startswith("optim.") for k in tensors) and meta["state"]["pool_steps"]
+    agent = load_agent(latest, SmearRules(target_score=5))  # the SB3 weights play as a SmearPolicy
+
+    from training.algorithms.maskable_ppo import MaskablePPOTrainer
+    from training.train import resume_from
+
+    cfg = load_config(run / "config.yaml")
+    tr = MaskablePPOTrainer(cfg, np.random.default_rng(1))
+    resume_from(tr, latest, cfg)
+    assert tr.step == meta["step"]
+    for k, v in tr.policy_state().items():
+        assert np.array_equal(v.numpy(), tensors[f"policy.{k}"]), k
+    from smear_env.evaluate import play_game
+
+    _, stats = play_game([agent] * 4, SmearRules(target_score=5), seed=1)
+    assert stats.played >= 1
+
+
+def test_imitation_warm_start_clones_teacher(tmp_path):
+    """The behaviour-cloning warm start records teacher decisions with hand returns and trains on them."""
+    from training.algorithms.imitation import generate, pretrain
+    from training.policy import SmearPolicy
+
+    rules = SmearRules(target_score=5)
+    data = generate("heuristic", rules.to_dict(), 200, seed=0)
+    n = len(data["act"])
+    assert n >= 200 and data["obs"].shape == (n, 493) and data["mask"][np.arange(n), data["act"]].all()
+    # R17: a hand's score difference is -8..8; returns are it / 4, the same for a team's two seats
+    assert np.all(np.abs(data["ret"]) <= 2.0) and np.all(data["ret"] * 4 == np.round(data["ret"] * 4))
+    torch.manual_seed(0)
+    pol = SmearPolicy([32], "relu")
+    m = pretrain(pol, "heuristic", rules, 400, epochs=3, batch_size=64, learning_rate=3e-3, seed=0, workers=1)
+    assert m["imitation/decisions"] >= 400 and m["imitation/accuracy"] > 0.5
+    run = tmp_path / "run"
+    assert main([*TINY, "--set", "imitation.teacher=heuristic", "--set", "imitation.decisions=300",
+                 "--set", "imitation.workers=1", "--set", "imitation.epochs=1", "--run-dir", str(run)]) == 0
+    assert '"imitation"' in (run / "train.log").read_text()

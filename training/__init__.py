@@ -1,0 +1,12 @@
+"""Training stack for smear-rl (the only package that imports torch).
+
+* :mod:`training.config` -- config dataclasses (one docstring per field), YAML files with a ``default:`` block
+  and named variants, ``--set`` overrides, validation with "did you mean" suggestions;
+* :mod:`training.train` -- the ``smear-train`` CLI and run folders (checkpoints, TensorBoard, resume);
+* :mod:`training.algorithms` -- ``ppo`` (native PyTorch PPO on the engine, all learner seats' experience),
+  ``maskable_ppo`` (sb3-contrib MaskablePPO on the single-seat Gymnasium view), ``imitation`` (optional
+  behaviour-cloning warm start);
+* :mod:`training.selfplay` -- the opponent pool; :mod:`training.policy` -- the masked MLP policy;
+* :mod:`training.checkpoint` -- safetensors checkpoints and ``load_agent(path, rules)``;
+* :mod:`training.evaluation` -- fast batched duplicate evaluation used during training.
+"""

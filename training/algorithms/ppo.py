@@ -1,0 +1,395 @@
+"""Native PyTorch PPO on the engine: ``n_envs`` games stepped in lock-step in one process, every decision of
+every seat the learner plays batched through one forward pass.
+
+Why not only the single-seat env: here the learner collects the experience of *all* seats it plays (four
+in pure self-play, its two in games against a pool opponent), with no Gymnasium/VecEnv overhead, so it
+gets several times more decisions per second and per game (see checkpoints/README.md for measurements).
+
+Episodes (``env.episode``): with ``"hand"`` each seat's decisions of one hand form an episode whose only
+reward arrives at the hand's end (``env.reward="score"``: own team's score change minus the other team's,
+divided by 4, R17); the game still runs to its target so every score situation is visited. With
+``"game"`` the returns run over the whole game (plus ``env.win_bonus`` or ``reward="win"``).
+
+Trajectories still open when a rollout is full carry over to the next rollout (their stored log-probs
+keep the PPO ratio exact), so no value bootstrapping across cut episodes is needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from smear_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
+from smear_env.game import GAME_OVER, HAND_OVER, Game
+from smear_env.observation import OBS_SIZE, observe
+
+from ..config import TrainConfig
+from ..policy import SmearPolicy
+from ..selfplay import SELF, SNAPSHOT, OpponentPool, agent_action
+
+LEARNER = -1  # controller code of a learner seat; >= 0 is a snapshot index; an Agent object otherwise
+
+
+class _Traj:
+    __slots__ = ("obs", "mask", "act", "logp", "val", "rew")
+
+    def __init__(self) -> None:
+        self.obs: list[np.ndarray] = []
+        self.mask: list[np.ndarray] = []
+        self.act: list[int] = []
+        self.logp: list[float] = []
+        self.val: list[float] = []
+        self.rew: list[float] = []
+
+
+class _Slot:
+    __slots__ = ("game", "ctrl", "trajs", "decisions", "kind")
+
+    def __init__(self) -> None:
+        self.game: Game | None = None
+        self.ctrl: list[Any] = [LEARNER] * 4
+        self.trajs: dict[int, _Traj] = {}
+        self.decisions = 0
+        self.kind = SELF
+
+
+class PPOTrainer:
+    """Rollout collection + PPO updates. ``step`` counts learner decisions trained on."""
+
+    name = "ppo"
+
+    def __init__(self, cfg: TrainConfig, rng: np.random.Generator) -> None:
+        self.cfg = cfg
+        self.rng = rng
+        self.rules = cfg.rules
+        a = cfg.algorithm
+        self.policy = SmearPolicy(cfg.network.hidden_sizes, cfg.network.activation)
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=a.learning_rate, eps=1e-5)
+        self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
+        self.step = 0
+        self.updates = 0
+        self._agents: dict[tuple[int, int, str], Any] = {}
+        self.slots = [_Slot() for _ in range(cfg.n_envs)]
+        self._ready: list[dict[str, np.ndarray]] = []
+        self._ready_n = 0
+        self._stats: dict[str, float] = {}
+        for i, s in enumerate(self.slots):
+            self._new_game(i, s)
+
+    # ------------------------------------------------------------------ games
+    def _new_game(self, i: int, slot: _Slot) -> None:
+        slot.game = Game(self.rules, seed=int(self.rng.integers(2**63)))
+        slot.decisions = 0
+        slot.trajs = {}
+        kind, k = self.pool.draw()
+        slot.kind = kind
+        if kind == SELF:
+            slot.ctrl = [LEARNER] * 4
+        else:
+            team = int(self.rng.integers(2))
+            slot.ctrl = [LEARNER] * 4
+            for seat in (1 - team, 3 - team):
+                if kind == SNAPSHOT:
+                    slot.ctrl[seat] = k
+                else:
+                    key = (i, seat, kind)
+                    if key not in self._agents:
+                        self._agents[key] = self.pool.new_agent(kind)
+                    agent = self._agents[key]
+                    agent.start_game(seat, self.rules, np.random.default_rng(int(self.rng.integers(2**63))))
+                    slot.ctrl[seat] = agent
+        for seat in range(4):
+            if slot.ctrl[seat] is LEARNER:
+                slot.trajs[seat] = _Traj()
+
+    def _finish(self, traj: _Traj) -> None:
+        n = len(traj.act)
+        if n == 0:
+            return
+        a = self.cfg.algorithm
+        val = np.asarray(traj.val, dtype=np.float32)
+        rew = np.asarray(traj.rew, dtype=np.float32)
+        adv = np.zeros(n, dtype=np.float32)
+        last = 0.0
+        for t in range(n - 1, -1, -1):
+            nv = val[t + 1] if t + 1 < n else 0.0
+            delta = rew[t] + a.gamma * nv - val[t]
+            last = delta + a.gamma * a.gae_lambda * last
+            adv[t] = last
+        self._ready.append({
+            "obs": np.stack(traj.obs), "mask": np.stack(traj.mask).astype(bool),
+            "act": np.asarray(traj.act, dtype=np.int64), "logp": np.asarray(traj.logp, dtype=np.float32),
+            "val": val, "adv": adv, "ret": adv + val,
+        })
+        self._ready_n += n
+
+    def _end_episodes(self, slot: _Slot) -> None:
+        for seat, traj in slot.trajs.items():
+            self._finish(traj)
+            slot.trajs[seat] = _Traj()
+
+    def _after_apply(self, i: int, slot: _Slot) -> None:
+        """Rewards and episode ends after a hand / game ends; next hand or a fresh game."""
+        game = slot.game
+        assert game is not None
+        slot.decisions += 1
+        phase = game.phase
+        env = self.cfg.env
+        if phase == HAND_OVER or phase == GAME_OVER:
+            res = game.hand_result if not game.hand_thrown_in else None
+            st = self._stats
+            if res is not None:
+                change = res["score_change"]
+                if slot.ctrl[game.bidder] is LEARNER:
+                    st["contracts"] = st.get("contracts", 0) + 1
+                    st["made"] = st.get("made", 0) + int(res["made_contract"])
+                    st["contract_sum"] = st.get("contract_sum", 0) + game.contract
+                st["hands"] = st.get("hands", 0) + 1
+                for seat, traj in slot.trajs.items():
+                    t = seat & 1
+                    if env.reward == "score" and traj.rew:
+                        traj.rew[-1] += (change[t] - change[1 - t]) / 4.0
+                if slot.kind != SELF:
+                    lt = next(s for s in range(4) if slot.ctrl[s] is LEARNER) & 1
+                    st["score_diff_sum"] = st.get("score_diff_sum", 0.0) + change[lt] - change[1 - lt]
+                    st["score_diff_n"] = st.get("score_diff_n", 0) + 1
+            over = phase == GAME_OVER
+            truncated = not over and slot.decisions >= env.max_cycles
+            if over and env.episode == "game":
+                for seat, traj in slot.trajs.items():
+                    won = 1.0 if game.winner == (seat & 1) else -1.0
+                    bonus = 1.0 if env.reward == "win" else env.win_bonus
+                    if traj.rew:
+                        traj.rew[-1] += bonus * won
+            if over and slot.kind != SELF:
+                learner_team = next(s for s in range(4) if slot.ctrl[s] is LEARNER) & 1
+                key = f"win_{slot.kind}"
+                st[key] = st.get(key, 0) + int(game.winner == learner_team)
+                st[key + "_n"] = st.get(key + "_n", 0) + 1
+            if env.episode == "hand" or over or truncated:
+                self._end_episodes(slot)
+            if over or truncated:
+                self._new_game(i, slot)
+            else:
+                game.start_next_hand()
+        elif slot.decisions >= env.max_cycles:
+            self._end_episodes(slot)  # R21: truncated mid-hand
+            self._new_game(i, slot)
+
+    def _advance_agents(self, i: int, slot: _Slot) -> None:
+        """Let baseline agents act until a network (learner or snapshot) is to act."""
+        while True:
+            game = slot.game
+            assert game is not None
+            ctrl = slot.ctrl[game.to_act]
+            if isinstance(ctrl, int):
+                return
+            game.apply(agent_action(ctrl, game, game.to_act))
+            self._after_apply(i, slot)
+
+    # ------------------------------------------------------------------ rollout
+    def collect(self, target: int) -> dict[str, np.ndarray]:
+        policy = self.policy
+        policy.eval()
+        bids = passes = bid_sum = 0
+        while self._ready_n < target:
+            learner_rows: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+            snap_rows: dict[int, list[tuple[int, int, np.ndarray, np.ndarray]]] = {}
+            for i, slot in enumerate(self.slots):
+                self._advance_agents(i, slot)
+                game = slot.game
+                seat = game.to_act
+                o = observe(game, seat)
+                row = (i, seat, o["observation"], o["action_mask"])
+                ctrl = slot.ctrl[seat]
+                if ctrl is LEARNER:
+                    learner_rows.append(row)
+                else:
+                    snap_rows.setdefault(ctrl, []).append(row)
+            actions: list[tuple[int, int]] = []
+            if learner_rows:
+                obs = np.stack([r[2] for r in learner_rows])
+                mask = np.stack([r[3] for r in learner_rows])
+                act, logp, val = policy.act(obs, mask, self.rng)
+                for j, (i, seat, _o, _m) in enumerate(learner_rows):
+                    tr = self.slots[i].trajs[seat]
+                    a = int(act[j])
+                    tr.obs.append(obs[j])
+                    tr.mask.append(mask[j])
+                    tr.act.append(a)
+                    tr.logp.append(float(logp[j]))
+                    tr.val.append(float(val[j]))
+                    tr.rew.append(0.0)
+                    if a < TRUMP_ACTION_BASE:
+                        if a == PASS_ACTION:
+                            passes += 1
+                        else:
+                            bids += 1
+                            bid_sum += a + 1
+                    actions.append((i, a))
+            for k, rows in snap_rows.items():
+                obs = np.stack([r[2] for r in rows])
+                mask = np.stack([r[3] for r in rows])
+                act, _, _ = self.pool.snapshots[k][1].act(obs, mask, self.rng)
+                actions.extend((r[0], int(a)) for r, a in zip(rows, act, strict=True))
+            for i, a in actions:
+                slot = self.slots[i]
+                slot.game.apply(a)
+                self._after_apply(i, slot)
+        batch = {k: np.concatenate([d[k] for d in self._ready]) for k in self._ready[0]}
+        self._ready = []
+        self._ready_n = 0
+        st = self._stats
+        st["bid_rate"] = bids / max(1, bids + passes)
+        st["avg_bid"] = bid_sum / max(1, bids)
+        return batch
+
+    # ------------------------------------------------------------------ update
+    def iterate(self) -> dict[str, float]:
+        cfg = self.cfg
+        a = cfg.algorithm
+        target = a.n_steps * cfg.n_envs
+        self._stats = {}
+        batch = self.collect(target)
+        n = len(batch["act"])
+        frac = min(1.0, self.step / cfg.total_timesteps)
+        lr = a.learning_rate * (1.0 - frac) if a.anneal_lr else a.learning_rate
+        lr = max(lr, a.learning_rate * 0.05)
+        for g in self.optimizer.param_groups:
+            g["lr"] = lr
+        ent_coef = a.ent_coef
+        if a.ent_coef_final is not None:
+            ent_coef += (a.ent_coef_final - a.ent_coef) * frac
+        t = {k: torch.from_numpy(v) for k, v in batch.items()}
+        self.policy.train()
+        pg_l, v_l, ent_l, kl_l, clip_l = [], [], [], [], []
+        stop = False
+        for _epoch in range(a.n_epochs):
+            perm = torch.from_numpy(self.rng.permutation(n))
+            for start in range(0, n, a.batch_size):
+                idx = perm[start:start + a.batch_size]
+                logits, value = self.policy(t["obs"][idx], t["mask"][idx])
+                logp_all = torch.log_softmax(logits, dim=-1)
+                logp = logp_all.gather(1, t["act"][idx, None]).squeeze(1)
+                entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
+                ratio = torch.exp(logp - t["logp"][idx])
+                adv = t["adv"][idx]
+                if a.norm_adv and len(idx) > 1:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_range, 1 + a.clip_range)).mean()
+                vloss = 0.5 * ((value - t["ret"][idx]) ** 2).mean()
+                loss = pg + a.vf_coef * vloss - ent_coef * entropy
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.policy.parameters(), a.max_grad_norm)
+                self.optimizer.step()
+                with torch.no_grad():
+                    lr_ = logp - t["logp"][idx]
+                    kl = ((torch.exp(lr_) - 1) - lr_).mean().item()
+                pg_l.append(pg.item())
+                v_l.append(vloss.item())
+                ent_l.append(entropy.item())
+                kl_l.append(kl)
+                clip_l.append(((ratio - 1).abs() > a.clip_range).float().mean().item())
+                if a.target_kl is not None and kl > a.target_kl:
+                    stop = True
+                    break
+            if stop:
+                break
+        self.step += n
+        self.updates += 1
+        ret = batch["ret"]
+        var = float(np.var(ret))
+        ev = float("nan") if var == 0 else 1.0 - float(np.var(ret - batch["val"])) / var
+        st = self._stats
+        out = {
+            "loss/policy": float(np.mean(pg_l)), "loss/value": float(np.mean(v_l)),
+            "loss/entropy": float(np.mean(ent_l)), "loss/approx_kl": float(np.mean(kl_l)),
+            "loss/clip_fraction": float(np.mean(clip_l)), "loss/explained_variance": ev,
+            "train/learning_rate": lr, "train/ent_coef": ent_coef, "train/batch": n,
+            "bids/bid_rate": st.get("bid_rate", 0.0), "bids/avg_bid": st.get("avg_bid", 0.0),
+        }
+        if st.get("contracts"):
+            out["bids/contract_success"] = st["made"] / st["contracts"]
+            out["bids/avg_contract"] = st["contract_sum"] / st["contracts"]
+        if st.get("score_diff_n"):
+            out["train/score_diff_per_hand"] = st["score_diff_sum"] / st["score_diff_n"]
+        for k in list(st):
+            if k.startswith("win_") and not k.endswith("_n") and st.get(k + "_n"):
+                out[f"train/{k}"] = st[k] / st[k + "_n"]
+        return out
+
+    # ------------------------------------------------------------------ snapshots / state
+    def add_snapshot(self) -> None:
+        self.pool.add_snapshot(self.step, self.policy)
+
+    def warm_start_policy(self) -> SmearPolicy:
+        return self.policy
+
+    def after_warm_start(self) -> None:
+        pass
+
+    def eval_policy(self) -> SmearPolicy:
+        return self.policy
+
+    def policy_state(self) -> dict[str, torch.Tensor]:
+        return dict(self.policy.state_dict())
+
+    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(tensors, JSON-able metadata) of everything needed to resume."""
+        tensors: dict[str, Any] = {}
+        osd = self.optimizer.state_dict()
+        scalars: dict[str, Any] = {}
+        for pid, st in osd["state"].items():
+            for key, v in st.items():
+                if torch.is_tensor(v):
+                    tensors[f"optim.{pid}.{key}"] = v
+                else:
+                    scalars[f"{pid}.{key}"] = v
+        for j, (_step, pol) in enumerate(self.pool.snapshots):
+            for k, v in pol.state_dict().items():
+                tensors[f"pool.{j}.{k}"] = v
+        tensors["rng.torch"] = torch.get_rng_state()
+        meta = {
+            "optimizer_param_groups": osd["param_groups"],
+            "optimizer_scalars": scalars,
+            "pool_steps": [s for s, _ in self.pool.snapshots],
+            "numpy_rng": self.rng.bit_generator.state,
+            "pool_rng": self.pool.rng.bit_generator.state,
+            "updates": self.updates,
+        }
+        return tensors, meta
+
+    def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
+                   meta: dict[str, Any], step: int) -> None:
+        self.policy.load_state_dict(policy_sd)
+        state: dict[int, dict[str, Any]] = {}
+        for k, v in tensors.items():
+            if k.startswith("optim."):
+                _, pid, key = k.split(".", 2)
+                state.setdefault(int(pid), {})[key] = v.reshape(()) if key == "step" else v  # Adam's 0-d step
+        for k, v in meta.get("optimizer_scalars", {}).items():
+            pid, key = k.split(".", 1)
+            state.setdefault(int(pid), {})[key] = v
+        groups = [{k: tuple(v) if k == "betas" else v for k, v in g.items()}
+                  for g in meta["optimizer_param_groups"]]
+        self.optimizer.load_state_dict({"state": state, "param_groups": groups})
+        self.pool.snapshots = []
+        for j, pstep in enumerate(meta.get("pool_steps", [])):
+            sd = {k[len(f"pool.{j}."):]: v for k, v in tensors.items() if k.startswith(f"pool.{j}.")}
+            pol = SmearPolicy(self.cfg.network.hidden_sizes, self.cfg.network.activation)
+            pol.load_state_dict(sd)
+            self.pool.add_snapshot(pstep, pol)
+        if "rng.torch" in tensors:
+            torch.set_rng_state(tensors["rng.torch"])
+        self.rng.bit_generator.state = meta["numpy_rng"]
+        self.pool.rng.bit_generator.state = meta["pool_rng"]
+        self.updates = int(meta.get("updates", 0))
+        self.step = int(step)
+        for i, s in enumerate(self.slots):  # games in flight are not saved: start fresh ones
+            self._new_game(i, s)
+
+
+assert OBS_SIZE > 0 and NUM_ACTIONS == 72

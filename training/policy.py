@@ -1,0 +1,143 @@
+"""The masked policy network: one MLP for every decision (bids, trump, discards, card play) plus a value MLP.
+
+Layer layout mirrors Stable-Baselines3's ``MlpPolicy`` (``pi_body`` = ``mlp_extractor.policy_net``,
+``pi_head`` = ``action_net``, ``vf_body`` = ``mlp_extractor.value_net``, ``vf_head`` = ``value_net``) so a
+MaskablePPO policy converts to this one by renaming keys (:func:`from_sb3_state_dict`).
+
+The observation's few raw (non 0/1) terms -- scores, target score, hand sizes -- are scaled by a fixed
+buffer ``obs_scale`` (saved with the weights) before the first layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from smear_env.actions import NUM_ACTIONS
+from smear_env.observation import OBS_SIZE, SLICES
+
+ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
+
+SB3_KEY_MAP = (
+    ("pi_body.", "mlp_extractor.policy_net."),
+    ("vf_body.", "mlp_extractor.value_net."),
+    ("pi_head.", "action_net."),
+    ("vf_head.", "value_net."),
+)
+
+
+def obs_scale() -> np.ndarray:
+    """Per-feature multiplier of the observation (1 for 0/1 features)."""
+    s = np.ones(OBS_SIZE, dtype=np.float32)
+    s[SLICES["scores"]] = 1.0 / 16.0
+    s[SLICES["target_score"]] = 1.0 / 16.0
+    s[SLICES["hand_sizes"]] = 1.0 / 9.0
+    return s
+
+
+def _activation(name: str) -> nn.Module:
+    if name == "gelu":
+        return nn.GELU(approximate="tanh")  # the tanh form: the numpy agent computes exactly the same
+    if name not in ACTIVATIONS:
+        raise ValueError(f"activation {name!r} is not one of relu, tanh, gelu")
+    return ACTIVATIONS[name]()
+
+
+def _mlp(sizes: list[int], activation: str) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes, sizes[1:], strict=False):
+        layers += [nn.Linear(a, b), _activation(activation)]
+    return nn.Sequential(*layers)
+
+
+def _init(layer: nn.Linear, gain: float) -> None:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+
+
+class SmearPolicy(nn.Module):
+    """Actor-critic MLP; ``forward(obs, mask)`` -> (masked logits, value)."""
+
+    def __init__(
+        self,
+        hidden_sizes: list[int] | tuple[int, ...] = (256, 256),
+        activation: str = "relu",
+        obs_size: int = OBS_SIZE,
+        num_actions: int = NUM_ACTIONS,
+    ) -> None:
+        super().__init__()
+        self.hidden_sizes = [int(h) for h in hidden_sizes]
+        self.activation = activation
+        sizes = [obs_size, *self.hidden_sizes]
+        self.register_buffer("obs_scale", torch.from_numpy(obs_scale()))
+        self.pi_body = _mlp(sizes, activation)
+        self.vf_body = _mlp(sizes, activation)
+        self.pi_head = nn.Linear(sizes[-1], num_actions)
+        self.vf_head = nn.Linear(sizes[-1], 1)
+        for body in (self.pi_body, self.vf_body):
+            for m in body:
+                if isinstance(m, nn.Linear):
+                    _init(m, float(np.sqrt(2)))
+        _init(self.pi_head, 0.01)
+        _init(self.vf_head, 1.0)
+
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = obs * self.obs_scale
+        logits = self.pi_head(self.pi_body(x))
+        return logits.masked_fill(~mask, -1e9)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.vf_head(self.vf_body(obs * self.obs_scale)).squeeze(-1)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.logits(obs, mask), self.value(obs)
+
+    @torch.no_grad()
+    def act(
+        self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None, greedy: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Batched actions for numpy (B, OBS_SIZE) / (B, 72): (actions, log-probs, values).
+
+        Sampling uses ``rng`` (Gumbel-max over the masked logits) so it is reproducible without torch's
+        global generator."""
+        o = torch.from_numpy(obs)
+        m = torch.from_numpy(mask.astype(bool, copy=False))
+        logits, value = self.forward(o, m)
+        logp_all = torch.log_softmax(logits, dim=-1).numpy()
+        if greedy or rng is None:
+            a = logp_all.argmax(axis=1)
+        else:
+            g = rng.gumbel(size=logp_all.shape).astype(np.float32)
+            a = np.where(mask.astype(bool), logp_all + g, -np.inf).argmax(axis=1)
+        return a, logp_all[np.arange(len(a)), a], value.numpy()
+
+    def spec(self) -> dict[str, Any]:
+        return {"hidden_sizes": self.hidden_sizes, "activation": self.activation}
+
+
+def to_sb3_state_dict(sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    out = {}
+    for k, v in sd.items():
+        if k == "obs_scale":
+            continue
+        for ours, theirs in SB3_KEY_MAP:
+            if k.startswith(ours):
+                k = theirs + k[len(ours):]
+                break
+        out[k] = v
+    return out
+
+
+def from_sb3_state_dict(sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """SB3 MlpPolicy keys -> SmearPolicy keys (``obs_scale`` added: the SB3 env wrapper scales the
+    observation with the same vector)."""
+    out = {"obs_scale": torch.from_numpy(obs_scale())}
+    for k, v in sd.items():
+        for ours, theirs in SB3_KEY_MAP:
+            if k.startswith(theirs):
+                out[ours + k[len(theirs):]] = v
+                break
+    return out

@@ -1,0 +1,326 @@
+"""``smear-train``: train a Smear agent from a config file.
+
+    smear-train --config configs/quickstart.yaml                 # run folder runs/quickstart
+    smear-train --config configs/default.yaml --set total_timesteps=2_000_000 --set algorithm.ent_coef=0.02
+    smear-train --config configs/default.yaml --variant small    # a named variant of the file
+    smear-train --run-dir runs/default --resume                  # continue a stopped run
+    smear-train --help-config                                    # every config field, default and doc
+
+Run folder: ``config.yaml`` (the resolved config), ``command.txt``, ``train.log`` (evaluations, JSON
+lines), ``tb/`` (TensorBoard: losses, bid statistics, win rates vs the baselines),
+``checkpoints/step_N.safetensors`` and ``checkpoints/latest.safetensors`` (written atomically; weights,
+optimizer, opponent pool, step and RNG state -- no pickle). ``--resume`` continues from
+``latest.safetensors`` with the run's ``config.yaml`` (``--set`` may still override fields, e.g. a larger
+total_timesteps). Ctrl-C saves a checkpoint before exiting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .config import ConfigError, TrainConfig, dump_yaml, help_text, load_config
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="smear-train", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Config files: YAML with a 'default:' block plus optional named "
+                                        "variants. See --help-config.")
+    ap.add_argument("--config", help="config file (YAML with a 'default:' block)")
+    ap.add_argument("--variant", help="named variant of the config file, merged over its 'default' block")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a config field (dotted key, YAML value), e.g. --set algorithm.n_epochs=8")
+    ap.add_argument("--run-dir", help="run folder (default runs/<config file name>)")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue the run in --run-dir from its latest checkpoint")
+    ap.add_argument("--overwrite", action="store_true",
+                    help="start afresh in a --run-dir that already holds a run (its checkpoints and logs are "
+                         "deleted)")
+    ap.add_argument("--help-config", action="store_true",
+                    help="print every config field with its doc and exit")
+    return ap
+
+
+class Run:
+    """Run folder I/O: checkpoints, TensorBoard, evaluation log."""
+
+    def __init__(self, run_dir: Path, cfg: TrainConfig) -> None:
+        self.dir = run_dir
+        self.cfg = cfg
+        self.ckpt_dir = run_dir / "checkpoints"
+        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        self.writer = None
+        if cfg.output.tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self.writer = SummaryWriter(str(run_dir / "tb"))
+            except ImportError:  # pragma: no cover - tensorboard is a dependency
+                print("warning: tensorboard not installed; no TensorBoard logs", file=sys.stderr)
+
+    def scalars(self, values: dict[str, float], step: int) -> None:
+        if self.writer is not None:
+            for k, v in values.items():
+                self.writer.add_scalar(k, v, step)
+
+    def log(self, record: dict[str, Any]) -> None:
+        with open(self.dir / "train.log", "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def save(self, trainer: Any) -> Path:
+        from .checkpoint import base_metadata, save_tensors
+        from .config import to_dict
+
+        cfg = self.cfg
+        meta = base_metadata(cfg.rules, {"hidden_sizes": cfg.network.hidden_sizes,
+                                         "activation": cfg.network.activation},
+                             cfg.algorithm.name, trainer.step, to_dict(cfg))
+        tensors, state = trainer.state()
+        meta["state"] = state
+        meta["elapsed_s"] = round(trainer.elapsed, 1)
+        all_t = {f"policy.{k}": v for k, v in trainer.policy_state().items()}
+        all_t.update(tensors)
+        path = self.ckpt_dir / f"step_{trainer.step}.safetensors"
+        save_tensors(path, all_t, meta)
+        save_tensors(self.ckpt_dir / "latest.safetensors", all_t, meta)
+        keep = cfg.output.keep_checkpoints
+        if keep > 0:
+            steps = sorted(int(p.stem[5:]) for p in self.ckpt_dir.glob("step_*.safetensors")
+                           if p.stem[5:].isdigit())
+            for s in steps[:-keep]:
+                (self.ckpt_dir / f"step_{s}.safetensors").unlink(missing_ok=True)
+        return path
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def make_trainer(cfg: TrainConfig, rng: Any) -> Any:
+    if cfg.algorithm.name == "ppo":
+        from .algorithms.ppo import PPOTrainer
+
+        return PPOTrainer(cfg, rng)
+    from .algorithms.maskable_ppo import MaskablePPOTrainer
+
+    return MaskablePPOTrainer(cfg, rng)
+
+
+def resume_from(trainer: Any, path: Path, cfg: TrainConfig) -> None:
+    import torch
+
+    from .checkpoint import _prefixed, check_compatible, read_checkpoint
+
+    tensors, meta = read_checkpoint(path)
+    check_compatible(meta, path, cfg.rules)
+    t = {k: torch.from_numpy(v.copy()) for k, v in tensors.items()}
+    trainer.load_state(_prefixed(t, "policy."), t, meta.get("state") or {}, int(meta["step"]))
+    trainer.elapsed_before = float(meta.get("elapsed_s", 0.0))
+
+
+def win_text(evals: dict[str, float], fmt: str) -> str:
+    """``"random 99%, heuristic 40%"`` from evaluation scalars."""
+    items = [(k.split("_vs_")[1], v) for k, v in evals.items() if k.startswith("eval/win_rate")]
+    return ", ".join(f"{name} {v:{fmt}}" for name, v in items)
+
+
+def run_evaluation(trainer: Any, cfg: TrainConfig, run: Run) -> dict[str, float]:
+    from dataclasses import replace
+
+    from .evaluation import evaluate_policy
+
+    rules = cfg.rules
+    if cfg.eval.target_score is not None:
+        rules = replace(cfg.rules, target_score=cfg.eval.target_score)
+    out: dict[str, float] = {}
+    for opp in cfg.eval.opponents:
+        try:
+            r = evaluate_policy(trainer.eval_policy(), opp, rules, games=cfg.eval.games, seed=cfg.seed + 777)
+        except (ValueError, ImportError) as e:
+            print(f"warning: evaluation against {opp!r} skipped: {e}", file=sys.stderr)
+            continue
+        out[f"eval/win_rate_vs_{opp}"] = r["win_rate"]
+        out[f"eval/margin_per_hand_vs_{opp}"] = r["margin_per_hand"]
+        run.log({"step": trainer.step, "elapsed_s": round(trainer.elapsed, 1), "eval": r})
+    run.scalars(out, trainer.step)
+    return out
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def train(cfg: TrainConfig, run_dir: Path, resume: bool = False, command: str = "") -> int:
+    """Train (or resume) into ``run_dir``; returns the exit status (130 when interrupted)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return _train(cfg, run_dir, resume, command)
+    # Ctrl-C and `kill` (SIGTERM) both stop with a checkpoint; SIGINT is also re-enabled for runs started in
+    # the background with `&`, which the shell starts with SIGINT ignored.
+    old = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _train(cfg, run_dir, resume, command)
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    latest = run_dir / "checkpoints" / "latest.safetensors"
+    if resume and not latest.is_file():
+        raise ConfigError(f"--resume: no checkpoint {str(latest)!r} to resume from")
+    (run_dir / "config.yaml").write_text(dump_yaml(cfg))
+    with open(run_dir / "command.txt", "a", encoding="utf-8") as f:
+        f.write(command + "\n")
+    rng = np.random.default_rng(cfg.seed)
+    trainer = make_trainer(cfg, rng)
+    trainer.elapsed_before = 0.0
+    trainer.elapsed = 0.0
+    if resume:
+        resume_from(trainer, latest, cfg)
+        print(f"resumed from {latest} at step {trainer.step}", file=sys.stderr)
+    run = Run(run_dir, cfg)
+    t0 = time.monotonic()
+    im = cfg.imitation
+    interrupted = False
+    last_eval: dict[str, float] = {}
+    if im.teacher and not resume and trainer.step == 0:
+        from .algorithms.imitation import pretrain
+
+        print(f"warm start: cloning {im.teacher!r} ({im.decisions} decisions, {im.epochs} epochs)",
+              file=sys.stderr)
+        try:
+            m = pretrain(trainer.warm_start_policy(), im.teacher, cfg.rules, im.decisions, im.epochs,
+                         im.batch_size, im.learning_rate, cfg.seed, im.workers, im.epsilon, log=run.scalars)
+            trainer.after_warm_start()
+            trainer.elapsed = time.monotonic() - t0
+            run.log({"step": 0, "imitation": m})
+            run.scalars(m, 0)
+            last_eval = run_evaluation(trainer, cfg, run)
+            run.save(trainer)  # checkpoints/step_0.safetensors: the cloned policy before RL
+            wins = f"; greedy win rate vs {win_text(last_eval, '.1%')}" if last_eval else ""
+            print(f"warm start done in {m['imitation/total_s']:.0f}s: accuracy {m['imitation/accuracy']:.1%}"
+                  + wins, file=sys.stderr)
+        except KeyboardInterrupt:
+            interrupted = True
+    out = cfg.output
+    next_ckpt = (trainer.step // out.checkpoint_interval + 1) * out.checkpoint_interval
+    next_snap = (trainer.step // cfg.selfplay.snapshot_interval + 1) * cfg.selfplay.snapshot_interval
+    ev_int = cfg.eval.interval
+    next_eval = (trainer.step // ev_int + 1) * ev_int if ev_int > 0 else None
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    def desc() -> str:
+        return "train" + (f" [win {win_text(last_eval, '.0%')}]" if last_eval else "")
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("{task.fields[rate]}"), disable=not out.progress,
+                        transient=False)
+    with progress:
+        task = progress.add_task(desc(), total=cfg.total_timesteps, completed=trainer.step, rate="")
+        try:
+            while not interrupted and trainer.step < cfg.total_timesteps:
+                if cfg.time_limit is not None and time.monotonic() - t0 >= cfg.time_limit:
+                    print(f"time_limit {cfg.time_limit}s reached at step {trainer.step}", file=sys.stderr)
+                    break
+                s0, ts = trainer.step, time.monotonic()
+                metrics = trainer.iterate()
+                trainer.elapsed = trainer.elapsed_before + time.monotonic() - t0
+                sps = (trainer.step - s0) / max(1e-9, time.monotonic() - ts)
+                metrics["perf/steps_per_s"] = sps
+                run.scalars(metrics, trainer.step)
+                if trainer.step >= next_snap:
+                    trainer.add_snapshot()
+                    next_snap += cfg.selfplay.snapshot_interval * (1 + (trainer.step - next_snap) //
+                                                                   cfg.selfplay.snapshot_interval)
+                if next_eval is not None and trainer.step >= next_eval:
+                    last_eval = run_evaluation(trainer, cfg, run)
+                    while next_eval <= trainer.step:
+                        next_eval += ev_int
+                if trainer.step >= next_ckpt:
+                    run.save(trainer)
+                    while next_ckpt <= trainer.step:
+                        next_ckpt += out.checkpoint_interval
+                progress.update(task, completed=min(trainer.step, cfg.total_timesteps), description=desc(),
+                                rate=f"{sps:,.0f} steps/s")
+        except KeyboardInterrupt:
+            interrupted = True
+    trainer.elapsed = trainer.elapsed_before + time.monotonic() - t0
+    path = run.save(trainer)
+    if interrupted:
+        print(f"interrupted: saved {path} (resume with --resume --run-dir {run_dir})", file=sys.stderr)
+        run.close()
+        return 130
+    last_eval = run_evaluation(trainer, cfg, run)
+    run.close()
+    wins = win_text(last_eval, ".1%")
+    print(f"done: {trainer.step} steps in {trainer.elapsed:.0f}s; saved {path} and latest.safetensors"
+          + (f"; greedy win rate vs {wins}" if wins else ""), file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.help_config:
+        print(help_text())
+        return 0
+    try:
+        if args.resume:
+            if not args.run_dir and not args.config:
+                ap.error("--resume needs --run-dir (or --config, whose default run folder is used)")
+            run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / Path(args.config).stem
+            saved = run_dir / "config.yaml"
+            if not saved.is_file():
+                raise ConfigError(f"--resume: {str(saved)!r} not found; is {str(run_dir)!r} a run folder?")
+            cfg = load_config(saved, args.overrides)
+        else:
+            if not args.config:
+                ap.error("--config is required (or --resume --run-dir DIR, or --help-config)")
+            cfg = load_config(args.config, args.overrides, args.variant)
+            name = Path(args.config).stem + (f"-{args.variant}" if args.variant else "")
+            run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / name
+            ckpt_dir = run_dir / "checkpoints"
+            if ckpt_dir.is_dir() and any(ckpt_dir.glob("*.safetensors")):
+                if not args.overwrite:
+                    raise ConfigError(
+                        f"run folder {str(run_dir)!r} already holds checkpoints: continue it with --resume, "
+                        "start it afresh with --overwrite, or pick another --run-dir"
+                    )
+                # --overwrite: the old run's checkpoints, logs and TensorBoard events go
+                shutil.rmtree(ckpt_dir)
+                shutil.rmtree(run_dir / "tb", ignore_errors=True)
+                (run_dir / "train.log").unlink(missing_ok=True)
+    except ConfigError as e:
+        print(f"smear-train: error: {e}", file=sys.stderr)
+        return 2
+    prog = os.path.basename(sys.argv[0])
+    prog = "python -m training.train" if prog in ("train.py", "__main__.py", "") else prog
+    command = " ".join(shlex.quote(a) for a in [prog,
+                                                  *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return train(cfg, run_dir, resume=args.resume, command=command)
+    except ConfigError as e:
+        print(f"smear-train: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
