@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
