@@ -28,6 +28,7 @@ from ..checkpoint import NumpyPolicy
 from ..config import TrainConfig
 from ..policy import SmearPolicy, from_sb3_state_dict, obs_scale, to_sb3_state_dict
 from ..selfplay import SELF, SNAPSHOT, OpponentPool, make_baseline
+from .resume_state import restore_trainer_state, trainer_state
 
 
 def _np_weights(sd: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
@@ -241,49 +242,14 @@ class MaskablePPOTrainer:
         return out
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        tensors: dict[str, Any] = {}
-        osd = self.model.policy.optimizer.state_dict()
-        scalars: dict[str, Any] = {}
-        for pid, st in osd["state"].items():
-            for key, v in st.items():
-                if torch.is_tensor(v):
-                    tensors[f"optim.{pid}.{key}"] = v
-                else:
-                    scalars[f"{pid}.{key}"] = v
-        for j, (_step, pol) in enumerate(self.pool.snapshots):
-            for k, v in pol.state_dict().items():
-                tensors[f"pool.{j}.{k}"] = v
-        tensors["rng.torch"] = torch.get_rng_state()
-        meta = {"optimizer_param_groups": osd["param_groups"], "optimizer_scalars": scalars,
-                "pool_steps": [s for s, _ in self.pool.snapshots], "numpy_rng": self.rng.bit_generator.state,
-                "pool_rng": self.pool.rng.bit_generator.state, "updates": self.updates}
-        return tensors, meta
+        return trainer_state(self.model.policy.optimizer, self.pool, self.rng, self.updates)
 
     def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
                    meta: dict[str, Any], step: int) -> None:
         self.model.policy.load_state_dict(to_sb3_state_dict(policy_sd), strict=False)
-        state: dict[int, dict[str, Any]] = {}
-        for k, v in tensors.items():
-            if k.startswith("optim."):
-                _, pid, key = k.split(".", 2)
-                state.setdefault(int(pid), {})[key] = v.reshape(()) if key == "step" else v
-        for k, v in meta.get("optimizer_scalars", {}).items():
-            pid, key = k.split(".", 1)
-            state.setdefault(int(pid), {})[key] = v
-        groups = [{k: tuple(v) if k == "betas" else v for k, v in g.items()}
-                  for g in meta["optimizer_param_groups"]]
-        self.model.policy.optimizer.load_state_dict({"state": state, "param_groups": groups})
-        self.pool.snapshots = []
-        for j, pstep in enumerate(meta.get("pool_steps", [])):
-            sd = {k[len(f"pool.{j}."):]: v for k, v in tensors.items() if k.startswith(f"pool.{j}.")}
-            pol = SmearPolicy(self.cfg.network.hidden_sizes, self.cfg.network.activation)
-            pol.load_state_dict(sd)
-            self.pool.add_snapshot(pstep, pol)
-        if "rng.torch" in tensors:
-            torch.set_rng_state(tensors["rng.torch"])
-        self.rng.bit_generator.state = meta["numpy_rng"]
-        self.pool.rng.bit_generator.state = meta["pool_rng"]
-        self.updates = int(meta.get("updates", 0))
+        self.updates = restore_trainer_state(
+            self.model.policy.optimizer, self.pool, self.rng, self.cfg, tensors, meta
+        )
         self.step = int(step)
         self.model.num_timesteps = self.step
         self._push_weights()

@@ -28,6 +28,7 @@ from smear_env.observation import OBS_SIZE, observe
 from ..config import TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool, agent_action
+from .resume_state import restore_trainer_state, trainer_state
 
 LEARNER = -1  # controller code of a learner seat; >= 0 is a snapshot index; an Agent object otherwise
 
@@ -339,54 +340,12 @@ class PPOTrainer:
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """(tensors, JSON-able metadata) of everything needed to resume."""
-        tensors: dict[str, Any] = {}
-        osd = self.optimizer.state_dict()
-        scalars: dict[str, Any] = {}
-        for pid, st in osd["state"].items():
-            for key, v in st.items():
-                if torch.is_tensor(v):
-                    tensors[f"optim.{pid}.{key}"] = v
-                else:
-                    scalars[f"{pid}.{key}"] = v
-        for j, (_step, pol) in enumerate(self.pool.snapshots):
-            for k, v in pol.state_dict().items():
-                tensors[f"pool.{j}.{k}"] = v
-        tensors["rng.torch"] = torch.get_rng_state()
-        meta = {
-            "optimizer_param_groups": osd["param_groups"],
-            "optimizer_scalars": scalars,
-            "pool_steps": [s for s, _ in self.pool.snapshots],
-            "numpy_rng": self.rng.bit_generator.state,
-            "pool_rng": self.pool.rng.bit_generator.state,
-            "updates": self.updates,
-        }
-        return tensors, meta
+        return trainer_state(self.optimizer, self.pool, self.rng, self.updates)
 
     def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
                    meta: dict[str, Any], step: int) -> None:
         self.policy.load_state_dict(policy_sd)
-        state: dict[int, dict[str, Any]] = {}
-        for k, v in tensors.items():
-            if k.startswith("optim."):
-                _, pid, key = k.split(".", 2)
-                state.setdefault(int(pid), {})[key] = v.reshape(()) if key == "step" else v  # Adam's 0-d step
-        for k, v in meta.get("optimizer_scalars", {}).items():
-            pid, key = k.split(".", 1)
-            state.setdefault(int(pid), {})[key] = v
-        groups = [{k: tuple(v) if k == "betas" else v for k, v in g.items()}
-                  for g in meta["optimizer_param_groups"]]
-        self.optimizer.load_state_dict({"state": state, "param_groups": groups})
-        self.pool.snapshots = []
-        for j, pstep in enumerate(meta.get("pool_steps", [])):
-            sd = {k[len(f"pool.{j}."):]: v for k, v in tensors.items() if k.startswith(f"pool.{j}.")}
-            pol = SmearPolicy(self.cfg.network.hidden_sizes, self.cfg.network.activation)
-            pol.load_state_dict(sd)
-            self.pool.add_snapshot(pstep, pol)
-        if "rng.torch" in tensors:
-            torch.set_rng_state(tensors["rng.torch"])
-        self.rng.bit_generator.state = meta["numpy_rng"]
-        self.pool.rng.bit_generator.state = meta["pool_rng"]
-        self.updates = int(meta.get("updates", 0))
+        self.updates = restore_trainer_state(self.optimizer, self.pool, self.rng, self.cfg, tensors, meta)
         self.step = int(step)
         for i, s in enumerate(self.slots):  # games in flight are not saved: start fresh ones
             self._new_game(i, s)
