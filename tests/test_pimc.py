@@ -137,3 +137,77 @@ def test_bad_new_options_named():
     with pytest.raises(ValueError, match="trump_samples"):
         PimcAgent(SmearRules(), trump_samples=0)
     assert PimcAgent(SmearRules(), budget_ms="none", node_cap="none").budget_ms is None
+
+
+def test_bad_correction_options_named():
+    with pytest.raises(ValueError, match="switch_margin"):
+        PimcAgent(SmearRules(), switch_margin=-0.5)
+    with pytest.raises(ValueError, match="switch_margin"):
+        PimcAgent(SmearRules(), switch_margin="big")
+    with pytest.raises(ValueError, match="trump_margin"):
+        PimcAgent(SmearRules(), trump_margin=-1)
+    with pytest.raises(ValueError, match="switch_frac"):
+        PimcAgent(SmearRules(), switch_frac=1.5)
+    with pytest.raises(ValueError, match="bid_mode"):
+        PimcAgent(SmearRules(), bid_mode="bold")
+    a = PimcAgent(SmearRules(), switch_margin="none", trump_margin="None")
+    assert a.switch_margin is None and a.trump_margin is None
+    assert PimcAgent(SmearRules(), switch_margin=float("inf")).switch_margin == float("inf")
+
+
+def test_r12_infinite_switch_margin_plays_the_heuristics_cards():
+    """switch_margin=inf never leaves the heuristic's card (R12), though every card is still searched; a
+    pure PIMC agent (switch_margin=None) disagrees with the heuristic somewhere in these hands."""
+    from smear_env.agents.heuristic import HeuristicAgent
+    from smear_env.game import PLAY
+    from smear_env.infoset import view_of
+
+    rules = SmearRules(target_score=1000)
+    inf_agent = PimcAgent(rules, samples=2, budget_ms=None, switch_margin=float("inf"))
+    pure = PimcAgent(rules, samples=4, budget_ms=None, switch_margin=None)
+    heur = HeuristicAgent(rules)
+    for a in (inf_agent, pure, heur):
+        a.start_game(0, rules, np.random.default_rng(3))
+    searched = disagree = 0
+    for seed in range(4):
+        g = Game(rules, seed=seed)
+        while g.phase != HAND_OVER:
+            s = g.current_player
+            if g.phase == PLAY and len(g.legal_actions()) > 1:
+                v = view_of(g, s).relative()
+                h = heur.act_view(v)
+                assert inf_agent.act_view(v) == h
+                assert inf_agent.act(observe(g, s)) == h
+                disagree += pure.act_view(v) != h
+                searched += 1
+            g.apply(heur.act(observe(g, s)))
+    assert searched > 20 and disagree > 0
+
+
+def test_r6_r8_bid_modes_bound_the_heuristics_bid():
+    """bid_mode=heuristic bids as the heuristic; max never bids lower, min never higher (R6: pass = 0 <
+    bid 2 < bid 3 < bid 4 as action ids)."""
+    from smear_env.agents.heuristic import HeuristicAgent
+    from smear_env.game import BIDDING
+    from smear_env.infoset import view_of
+
+    rules = SmearRules(target_score=1000)
+    agents = {m: PimcAgent(rules, bid_samples=4, budget_ms=None, bid_mode=m)
+              for m in ("heuristic", "max", "min")}
+    heur = HeuristicAgent(rules)
+    for a in (*agents.values(), heur):
+        a.start_game(0, rules, np.random.default_rng(5))
+    n = raised = 0
+    for seed in range(12):
+        g = Game(rules, seed=100 + seed)
+        while g.phase == BIDDING:
+            v = view_of(g, g.current_player).relative()
+            h = heur.act_view(v)
+            assert agents["heuristic"].act_view(v) == h
+            hi = agents["max"].act_view(v)
+            assert hi >= h and hi in g.legal_actions()
+            assert agents["min"].act_view(v) <= h
+            raised += hi > h
+            n += 1
+            g.apply(h)
+    assert n == 46 and raised == 3  # the search raised (or opened) the heuristic's bid 3 times here
