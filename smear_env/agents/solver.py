@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..cards import RANK_7, RANK_ACE, RANK_GAME_VALUE, RANK_JACK, SUIT_MASKS, game_points
+from ..cards import RANK_7, RANK_ACE, RANK_GAME_VALUE, RANK_JACK, SUIT_MASKS, cards_of, game_points
 
 ValueFn = Callable[[int, int], float]
 
@@ -136,20 +136,11 @@ def _legal(state: SolverState, trump: int) -> int:
     return follow | (hand & SUIT_MASKS[trump])  # R12
 
 
-def legal_cards(state: SolverState) -> list[int]:
+def legalcards_of(state: SolverState) -> list[int]:
     """Legal cards of the seat to move (R10, R12)."""
     if state.trump < 0:
-        return _cards(state.hands[state.to_move])
-    return _cards(_legal(state, state.trump))
-
-
-def _cards(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+        return cards_of(state.hands[state.to_move])
+    return cards_of(_legal(state, state.trump))
 
 
 # ---------------------------------------------------------------------------- equivalent cards
@@ -521,7 +512,7 @@ def _root_values(state: SolverState, value_fn: ValueFn | None, exact: bool, node
     """Values (bidder team's view) of each legal card; with ``exact`` False only the best is exact and the
     others are bounds no better than it."""
     own = state.hands[state.to_move]
-    trumps = [state.trump] if state.trump >= 0 else sorted({c >> 3 for c in _cards(own)})
+    trumps = [state.trump] if state.trump >= 0 else sorted({c >> 3 for c in cards_of(own)})
     out: dict[int, float] = {}
     mover = state.to_move
     maximize = (mover & 1) == (state.bidder & 1)
