@@ -4,6 +4,10 @@ A view holds the observer's information and nothing more; it is what the observa
 and what agents reason about. Seats in a view are absolute (``view.seat`` is the observer); use
 :meth:`PlayerView.relative` for the observer-relative form (observer = seat 0, left = 1, partner = 2,
 right = 3; own team = team 0) that the observation vector holds.
+
+A view keeps who played every card (``played_by``), who won every card (``won_by_team``), the current trick
+in play order and the suits each seat has shown void in, but not the order of the finished tricks: that
+is all the scoring (R13-R16) and the deal sampler need.
 """
 
 from __future__ import annotations
