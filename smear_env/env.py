@@ -179,6 +179,16 @@ def hand_end_rewards(game: Game, episode: str, reward: str, game_over: bool) -> 
     return (float(np.sign(d)), float(-np.sign(d)))
 
 
+def set_env_options(env: Any, kwargs: dict[str, Any]) -> None:
+    """Validate ``kwargs`` (:func:`parse_options`) and set an env's ``rules``, ``render_mode``,
+    ``max_cycles``, ``episode`` and ``reward_mode``; shared by :class:`raw_env` and the single-seat env."""
+    env.rules, opts = parse_options(kwargs)
+    env.render_mode = opts["render_mode"]
+    env.max_cycles = int(opts["max_cycles"])
+    env.episode = opts["episode"]
+    env.reward_mode = opts["reward"]
+
+
 def state_vector(game: Game) -> np.ndarray:
     """Perfect-information vector of ``game`` (layout in the module docstring)."""
     out = np.zeros(STATE_SIZE, dtype=np.float32)
@@ -280,11 +290,7 @@ class raw_env(AECEnv):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        self.rules, opts = parse_options(kwargs)
-        self.render_mode: str | None = opts["render_mode"]
-        self.max_cycles = int(opts["max_cycles"])
-        self.episode: str = opts["episode"]
-        self.reward_mode: str = opts["reward"]
+        set_env_options(self, kwargs)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
         self._seat = {a: i for i, a in enumerate(AGENTS)}
@@ -399,4 +405,4 @@ class raw_env(AECEnv):
         return [action_name(a) for a in self._require_game().legal_actions()]
 
 
-__all__ = ["env", "raw_env", "AGENTS", "STATE_SIZE", "parse_options", "state_vector"]
+__all__ = ["env", "raw_env", "AGENTS", "STATE_SIZE", "parse_options", "set_env_options", "state_vector"]

@@ -41,7 +41,7 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS
 from .agents.base import RandomAgent
 from .config import RuleOptionError
-from .env import hand_end_rewards, parse_options
+from .env import hand_end_rewards, set_env_options
 from .game import GAME_OVER, HAND_OVER, Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
 from .render import render_mode_output
@@ -87,11 +87,7 @@ class SmearSingleSeatEnv(gymnasium.Env):
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        self.rules, opts = parse_options(kwargs)
-        self.render_mode: str | None = opts["render_mode"]
-        self.max_cycles = int(opts["max_cycles"])
-        self.episode: str = opts["episode"]
-        self.reward_mode: str = opts["reward"]
+        set_env_options(self, kwargs)
         if learning not in LEARNING_VALUES:
             raise RuleOptionError(
                 f"option learning={learning!r} is not allowed; allowed values: 'seat', 'team'"
