@@ -11,6 +11,16 @@ from smear_env.config import SmearRules
 from smear_env.game import HAND_OVER, PLAY, Game
 
 
+def _random_until_play(g: Game, rng: np.random.Generator) -> None:
+    """Random legal bids/trump/discards (redealing thrown-in hands) until the play phase starts."""
+    while g.phase != PLAY:
+        if g.phase == HAND_OVER:
+            g.start_next_hand()
+            continue
+        la = g.legal_actions()
+        g.apply(la[int(rng.integers(len(la)))])
+
+
 def _state(hands, trump="S", to_move=0, bidder=0, contract=2, **kw) -> SolverState:
     return SolverState(
         hands=tuple(mask_of(h) for h in hands), trump="CDHS".index(trump), to_move=to_move, bidder=bidder,
@@ -67,12 +77,7 @@ def test_r12_r17_solver_equals_engine_brute_force_on_endings(seed):
             game_point_tie=("nobody", "bidder")[(i // 2) % 2], target_score=1000,
         )
         g = Game(rules, seed=int(rng.integers(1 << 30)))
-        while g.phase != PLAY:
-            if g.phase == HAND_OVER:
-                g.start_next_hand()
-                continue
-            la = g.legal_actions()
-            g.apply(la[int(rng.integers(len(la)))])
+        _random_until_play(g, rng)
         left = int(rng.integers(2, 4))
         for _ in range((6 - left) * 4 + int(rng.integers(4))):
             la = g.legal_actions()
@@ -93,12 +98,7 @@ def test_r10_unknown_trump_kitty0_first_lead_names_trump():
     # kitty_size 0: trump -1 before the first lead; every card of the hand is a candidate lead.
     rng = np.random.default_rng(7)
     g = Game(SmearRules(kitty_size=0, target_score=1000), seed=3)
-    while g.phase != PLAY:
-        if g.phase == HAND_OVER:
-            g.start_next_hand()
-            continue
-        la = g.legal_actions()
-        g.apply(la[int(rng.integers(len(la)))])
+    _random_until_play(g, rng)
     st = SolverState.from_game(g)
     assert st.trump == -1
     vals = solve_all_moves(st)
