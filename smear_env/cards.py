@@ -86,6 +86,9 @@ def cards_of(mask: int) -> list[int]:
     return out
 
 
+CARD_NAMES = tuple(RANK_CHARS[c & 7] + SUIT_CHARS[c >> 3] for c in range(NUM_CARDS))  # R3 names by card id
+
+
 def names(cards_or_mask: Iterable[int] | int) -> list[str]:
     cs = cards_of(cards_or_mask) if isinstance(cards_or_mask, int) else cards_or_mask
     return [card_name(c) for c in cs]

@@ -26,6 +26,7 @@ from .actions import (
     bid_action,
 )
 from .cards import (
+    CARD_NAMES,
     FULL_DECK,
     HAND_SIZE,
     NUM_CARDS,
@@ -76,11 +77,10 @@ _ACTIONS_BY_BYTE = {
     )
     for base in (DISCARD_ACTION_BASE, PLAY_ACTION_BASE)
 }
-_CARD_NAMES = tuple(names(range(NUM_CARDS)))  # R3 names by card id
 
 
 def _names(cards: Sequence[int]) -> list[str]:
-    n = _CARD_NAMES
+    n = CARD_NAMES
     return [n[c] for c in cards]
 
 
@@ -88,15 +88,6 @@ def _mask_actions(mask: int, base: int) -> tuple[int, ...]:
     """Action ids ``base + card`` of the cards in ``mask``, ascending."""
     t0, t1, t2, t3 = _ACTIONS_BY_BYTE[base]
     return t0[mask & 255] + t1[mask >> 8 & 255] + t2[mask >> 16 & 255] + t3[mask >> 24]
-
-
-def _bits(mask: int, base: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(base + low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -528,14 +519,14 @@ class Game:
             rec["tricks"] = [
                 {
                     "leader": leader,
-                    "plays": [{"seat": s, "card": _CARD_NAMES[c]} for s, c in zip(seats, cards, strict=True)],
+                    "plays": [{"seat": s, "card": CARD_NAMES[c]} for s, c in zip(seats, cards, strict=True)],
                     "winner": w,
                 }
                 for leader, seats, cards, w in self.tricks
             ]
             if self.trick:
                 rec["current_trick"] = [
-                    {"seat": s, "card": _CARD_NAMES[c]}
+                    {"seat": s, "card": CARD_NAMES[c]}
                     for s, c in zip(self.trick_seats, self.trick, strict=True)
                 ]
         if self.hand_result is not None and not incomplete:
