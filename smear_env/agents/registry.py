@@ -7,7 +7,7 @@ Specs:
 * ``pimc`` or ``pimc:samples=16,budget_ms=80`` -- ``smear_env.agents.pimc.PimcAgent(rules, **options)``
   (imported lazily; option values are parsed as int, then float, then ``true``/``false``, else kept as text);
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
-  ``training.checkpoint.load_agent(path, rules)``;
+  ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch);
 * ``cmd:<command line>`` or ``cmd[timeout=5]:<command line>`` -- a bot in any language, run as a child
   process speaking the line-based JSON protocol of docs/PROTOCOL.md
   (:class:`~smear_env.agents.protocol.ProtocolAgent`).
@@ -101,7 +101,7 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
                 f"checkpoint {text!r} not found: agent spec {spec!r} names a checkpoint file that does not "
                 "exist"
             )
-        from training.checkpoint import load_agent  # lazy: only training/ imports torch
+        from .checkpoint import load_agent  # lazy: reads safetensors, plays with numpy (no torch)
 
         agent = load_agent(text, rules)
     else:

@@ -54,10 +54,10 @@ def default_agent_spec(rules: SmearRules) -> tuple[str, str | None]:
     if path is None:
         return "heuristic", f"the shipped agent {SHIPPED_AGENT} is not here; playing 'heuristic' instead"
     try:
-        from training.checkpoint import check_compatible, read_checkpoint
+        from ..agents.checkpoint import check_compatible, read_checkpoint
 
         check_compatible(read_checkpoint(path)[1], path, rules)
-    except Exception as e:  # a rule mismatch, or training/ not installed
+    except Exception as e:  # a rule mismatch, or an unreadable file
         return "heuristic", f"the shipped agent does not play these rules ({e}); playing 'heuristic' instead"
     return path, None
 
