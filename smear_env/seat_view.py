@@ -179,7 +179,8 @@ def view_from_json(d: dict[str, Any]) -> PlayerView:
             kitty=_mask(d["kitty"], "kitty"),
             discards=_mask(d["discards"], "discards"),
             played_by=tuple(_mask(x, "played_by") for x in d["played_by"]),  # type: ignore[arg-type]
-            won_by_team=(_mask(d["won_by_team"][0], "won_by_team"), _mask(d["won_by_team"][1], "won_by_team")),
+            won_by_team=(_mask(d["won_by_team"][0], "won_by_team"),
+                         _mask(d["won_by_team"][1], "won_by_team")),
             trick_leader=leader,
             trick=trick,
             voids=tuple(sum(1 << SUIT_CHARS.index(s) for s in v) for v in d["voids"]),  # type: ignore[arg-type]

@@ -64,7 +64,7 @@ def test_every_protocol_message_holds_only_what_the_seat_may_know_r23():
         for s, bot in bots.items():
             original = bot.act_json
 
-            def spy(view_json, s=s, original=original):
+            def spy(view_json, s=s, original=original, session=session):
                 nonlocal checked
                 g = session.game
                 validate_seat_view(view_json)

@@ -75,7 +75,9 @@ def parse_cmd_spec(spec: str) -> tuple[list[str], dict[str, Any]]:
         raise ValueError(f"bot spec {spec!r}: expected ':' then the command line, e.g. 'cmd:python bot.py'")
     for key, value in options.items():
         if key not in ("timeout", "startup_timeout"):
-            raise ValueError(f"bot spec {spec!r}: unknown option {key!r}; valid options: timeout, startup_timeout")
+            raise ValueError(
+                f"bot spec {spec!r}: unknown option {key!r}; valid options: timeout, startup_timeout"
+            )
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             raise ValueError(f"bot spec {spec!r}: {key} must be a number of seconds > 0, not {value!r}")
     try:
@@ -126,7 +128,8 @@ class ProtocolAgent:
                 text=True, encoding="utf-8", errors="replace", bufsize=1, cwd=self.cwd,
             )
         except OSError as e:
-            raise BotError(f"bot {self.name!r}: cannot start {shlex.join(self.argv)!r}: {e}", self.name) from None
+            cmd = shlex.join(self.argv)
+            raise BotError(f"bot {self.name!r}: cannot start {cmd!r}: {e}", self.name) from None
         self._proc = proc
         self._lines = queue.Queue()
         self._stderr.clear()
@@ -250,7 +253,9 @@ def _pump(stream: Any, put: Any, eof: bool) -> None:
         put(None)
 
 
-def _kill(proc: subprocess.Popen[str], grace: float = 0.0, threads: list[threading.Thread] | None = None) -> None:
+def _kill(
+    proc: subprocess.Popen[str], grace: float = 0.0, threads: list[threading.Thread] | None = None
+) -> None:
     """End ``proc`` (after ``grace`` seconds for it to exit by itself), let the pipe readers finish, close
     the pipes."""
     if grace and proc.poll() is None:
@@ -326,5 +331,5 @@ if __name__ == "__main__":
     import sys
 
     if len(sys.argv) != 2:
-        sys.exit("usage: python -m smear_env.agents.protocol AGENT_SPEC   (a smear-bot/1 bot on stdin/stdout)")
+        sys.exit("usage: python -m smear_env.agents.protocol AGENT_SPEC  (a smear-bot/1 bot on stdin/stdout)")
     serve_agent(sys.argv[1])

@@ -32,7 +32,8 @@ def _valid_specs() -> str:
         "valid specs: 'random', 'heuristic', 'pimc' or 'pimc:key=value,...' "
         "(e.g. 'pimc:samples=16,budget_ms=80'), "
         f"the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}'), "
-        "or 'cmd:<command line>' for a bot speaking docs/PROTOCOL.md (e.g. 'cmd:python examples/random_bot.py')"
+        "or 'cmd:<command line>' for a bot speaking docs/PROTOCOL.md "
+        "(e.g. 'cmd:python examples/random_bot.py')"
     )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import config as _config
 from ..actions import PASS_ACTION, discard_action, parse_action, play_action, trump_action
-from ..cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
+from ..cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
 from ..config import RuleOptionError, SmearRules
 from ..game import IllegalActionError
 from .session import DEFAULT_MAX_HANDS, Event, Session
@@ -155,13 +155,15 @@ def table_markup(view: dict[str, Any], name: SeatNames) -> str:
                      + ("    discarded: " + " ".join(card_markup(c) for c in view["discards"])
                         if view["discards"] else ""))
     if view["trick"]:
-        lines.append("Trick: " + ", ".join(f"{name(t['seat'])} {card_markup(t['card'])}" for t in view["trick"]))
+        plays = [f"{name(t['seat'])} {card_markup(t['card'])}" for t in view["trick"]]
+        lines.append("Trick: " + ", ".join(plays))
     lines.append("Your hand: " + hand_markup(view["hand"], view["trump"]))
     return "\n".join(lines)
 
 
 def legal_markup(view: dict[str, Any]) -> str:
-    return "  ".join(f"[cyan]{i}[/]) {move_markup(a['name'])}" for i, a in enumerate(view["legal_actions"], 1))
+    moves = view["legal_actions"]
+    return "  ".join(f"[cyan]{i}[/]) {move_markup(a['name'])}" for i, a in enumerate(moves, 1))
 
 
 def event_markup(e: dict[str, Any], name: SeatNames) -> str:
@@ -339,7 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="smear-play",
         description="Play Smear in the terminal: you take a seat, agents take the others. An agent is "
-                    "'random', 'heuristic', 'pimc[:key=value,...]', a checkpoint path or 'cmd:<bot command>'.",
+                    "'random', 'heuristic', 'pimc[:key=value,...]', a checkpoint path or "
+                    "'cmd:<bot command>'.",
     )
     ap.add_argument("--seat", type=int, default=0, choices=range(4), metavar="0..3",
                     help="your seat (default 0; your partner sits opposite, seat + 2)")
@@ -348,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--left", help="agent spec of the opponent on your left (overrides --opponents)")
     ap.add_argument("--right", help="agent spec of the opponent on your right (overrides --opponents)")
     ap.add_argument("--hint", action="append", metavar="SPEC",
-                    help="agent asked by the 'hint' command (repeatable; default: the shipped agent and pimc)")
+                    help="agent asked by the 'hint' command (repeatable; default: the shipped agent, pimc)")
     ap.add_argument("--seed", type=int, help="seed of the deals and agents (default: fresh randomness)")
     ap.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
                     help=f"stop the game after this many hands (R21, default {DEFAULT_MAX_HANDS})")

@@ -27,7 +27,8 @@ def action_probabilities(agent: Any, observation: dict[str, Any]) -> dict[int, f
     if not callable(logits_fn):
         return None
     mask = np.asarray(observation["action_mask"])
-    logits = np.asarray(logits_fn(np.asarray(observation["observation"])[None], mask[None])[0], dtype=np.float64)
+    obs = np.asarray(observation["observation"])
+    logits = np.asarray(logits_fn(obs[None], mask[None])[0], dtype=np.float64)
     legal = np.flatnonzero(mask)
     z = logits[legal] - logits[legal].max()
     p = np.exp(z)
