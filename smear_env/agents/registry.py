@@ -7,7 +7,7 @@ Specs:
 * ``pimc`` or ``pimc:samples=16,budget_ms=80`` -- ``smear_env.agents.pimc.PimcAgent(rules, **options)``
   (imported lazily; option values are parsed as int, then float, then ``true``/``false``, else kept as text);
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
-  ``training.checkpoint.load_agent(path, rules)``.
+  ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch).
 
 The agent's ``name`` is set to its spec, so records and tables show what was asked for.
 """
@@ -93,7 +93,7 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
                 f"checkpoint {text!r} not found: agent spec {spec!r} names a checkpoint file that does not "
                 "exist"
             )
-        from training.checkpoint import load_agent  # lazy: only training/ imports torch
+        from .checkpoint import load_agent  # lazy: reads safetensors, plays with numpy (no torch)
 
         agent = load_agent(text, rules)
     else:
