@@ -104,7 +104,7 @@ from .config import RuleOptionError, SmearRules
 from .game import Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, OBS_SIZE, RAW_LIMIT, action_mask, encode_game
 from .render import render_mode_output
-from .table import EPISODE_VALUES, REWARD_VALUES, Table
+from .table import EPISODE_VALUES, REWARD_VALUES, OnTable, Table
 from .table import parse_options as table_parse_options
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
@@ -228,7 +228,7 @@ def env(**kwargs: Any) -> AECEnv:
     return e
 
 
-class raw_env(AECEnv):
+class raw_env(OnTable, AECEnv):
     """The unwrapped smear_v0 AEC environment (see the module docstring). An illegal action raises
     :class:`~smear_env.game.IllegalActionError` naming it and the legal ones."""
 
@@ -269,16 +269,6 @@ class raw_env(AECEnv):
         return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ API
-    @property
-    def game(self) -> Game | None:
-        """The game in progress (None before the first ``reset``)."""
-        return self.table.game
-
-    @property
-    def num_steps(self) -> int:
-        """Agent steps taken in the current episode."""
-        return self.table.episode_steps
-
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new episode: with ``episode="hand"`` and no ``seed`` the next hand of the game in progress
         (scores kept) while it lasts, else a new game; ``options={"new_game": True}`` forces a new game."""

@@ -48,7 +48,7 @@ from .env import set_env_options
 from .game import HAND_OVER, Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
 from .render import render_mode_output
-from .table import Table, play, start_agents
+from .table import OnTable, Table, play, start_agents
 
 LEARNING_VALUES = ("seat", "team")
 ILLEGAL_ACTION_VALUES = ("raise", "terminate")
@@ -75,7 +75,7 @@ def _is_agent(x: Any) -> bool:
     return hasattr(x, "act") and hasattr(x, "start_game")
 
 
-class SmearSingleSeatEnv(gymnasium.Env):
+class SmearSingleSeatEnv(OnTable, gymnasium.Env):
     """One learning seat (or team) against given agents; see the module docstring."""
 
     metadata = {"render_modes": ["human", "ansi"], "name": "smear_single_seat_v0", "render_fps": 1}
@@ -163,16 +163,6 @@ class SmearSingleSeatEnv(gymnasium.Env):
         return players
 
     # ------------------------------------------------------------------ gymnasium API
-    @property
-    def game(self) -> Game | None:
-        """The game in progress (None before the first ``reset``)."""
-        return self.table.game
-
-    @property
-    def num_steps(self) -> int:
-        """Decisions (all seats) taken in the current episode."""
-        return self.table.episode_steps
-
     @property
     def _done(self) -> bool:
         return self.table.terminated

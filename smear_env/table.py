@@ -388,6 +388,22 @@ class Table:
         return self.truncated
 
 
+class OnTable:
+    """Mixin of a front end that plays on ``self.table``: its ``game`` and ``num_steps``."""
+
+    table: Table
+
+    @property
+    def game(self) -> Game | None:
+        """The game in progress (None before the first ``reset``)."""
+        return self.table.game
+
+    @property
+    def num_steps(self) -> int:
+        """Decisions (all seats) taken in the current episode."""
+        return self.table.episode_steps
+
+
 # ---------------------------------------------------------------------------- seats
 def agent_action(player: Any, game: Game, seat: int) -> int:
     """The decision of ``player`` for ``seat``: an agent's ``act_view`` fast path when it offers one
@@ -517,7 +533,8 @@ class Lockstep:
 
 
 __all__ = [
-    "DEFAULT_MAX_CYCLES", "EPISODE_VALUES", "REWARD_VALUES", "HandEnd", "Lockstep", "Step", "Table",
+    "DEFAULT_MAX_CYCLES", "EPISODE_VALUES", "REWARD_VALUES", "HandEnd", "Lockstep", "OnTable", "Step",
+    "Table",
     "TableOptions", "add_rule_arguments", "agent_action", "end_of_hand", "parse_options", "play",
     "play_agent", "rules_from_args", "seat_rewards", "start_agents", "team_rewards",
 ]
