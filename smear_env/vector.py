@@ -81,6 +81,7 @@ from .observation import (
     BIDS,
     CONTRACT,
     DEALER,
+    DISCARDS,
     HAND,
     HAND_SIZES,
     KITTY,
@@ -88,6 +89,7 @@ from .observation import (
     NUM_BID_STATES,
     OBS_SIZE,
     PHASE,
+    PLAYED_BY,
     SCORES,
     STUCK,
     TARGET,
@@ -96,6 +98,7 @@ from .observation import (
     TRICK_LEADER,
     TRUMP_,
     VOIDS,
+    WON,
 )
 
 __all__ = [
@@ -117,6 +120,7 @@ _GP_BYTE = np.array([sum(RANK_GAME_VALUE[r] for r in range(8) if b >> r & 1) for
 _HIGH_BIT = np.array([b.bit_length() - 1 for b in range(256)], dtype=_I)
 _LOW_BIT = np.array([(b & -b).bit_length() - 1 for b in range(256)], dtype=_I)
 _SEATS = np.arange(NUM_PLAYERS, dtype=_I)
+_BID_OFFSETS = NUM_BID_STATES * _SEATS  # bit of bid state b of relative seat r: 5 r + b
 
 # splitmix64 constants (deals, R4/R5)
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -259,6 +263,7 @@ class VectorGame:
         self._k = self.rules.kitty_size
         self._stuck_rule = self.rules.all_pass == "dealer_must_bid"
         self._ar = np.arange(n, dtype=_I)
+        self._ar2 = self._ar[:, None]
         z = lambda *shape: np.zeros((n, *shape), dtype=_I)  # noqa: E731
         # per game
         self.game_index = z()  # games started in this lane before the current one
@@ -369,8 +374,21 @@ class VectorGame:
         return tuple(int(a) for a in np.flatnonzero(self.legal_mask()[lane]))
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action in every lane (masked uniform sampling from ``rng``)."""
-        return random_actions(self.legal_mask(), rng)
+        """A uniformly random legal action in every lane (one uniform float per lane from ``rng``); the
+        same draw as :func:`random_actions` of :meth:`legal_mask`, without building the mask."""
+        lo, disc, play = self._legal_bits()
+        # Only one of the three is non-zero in a lane (it depends on the phase).
+        m = lo | disc | play
+        base = np.where(lo != 0, 0, np.where(disc != 0, 8, 40))
+        r = (rng.random(self.num_games) * np.bitwise_count(m)).astype(_I)
+        # the r-th set bit of m (from bit 0): a binary search on the popcounts of the low halves
+        pos = np.zeros(self.num_games, dtype=_I)
+        for width in (16, 8, 4, 2, 1):
+            c = np.bitwise_count((m >> pos) & ((1 << width) - 1)).astype(_I)
+            up = r >= c
+            r -= np.where(up, c, 0)
+            pos += np.where(up, width, 0)
+        return base + pos
 
     def _check(self, actions: Any) -> np.ndarray:
         a = np.asarray(actions)
@@ -612,56 +630,66 @@ class VectorGame:
         """(N, 493) float32 observations, each equal to ``observation.encode_game(game, seat)``; ``seats``
         (N,) picks the observing seat per lane (default: the seat to act)."""
         n = self.num_games
-        ar = self._ar
         s = self.to_act if seats is None else np.asarray(seats, dtype=_I)
         if s.shape != (n,) or ((s < 0) | (s > 3)).any():
             raise ValueError(f"seats must be {n} seats 0..3")
+        ar = self._ar2
         rel = (s[:, None] + _SEATS) & 3  # absolute seat of each relative seat
         t = s & 1
         phase = self.phase
         bidding_over = phase != BIDDING
         is_bidder = bidding_over & (self.bidder == s)
-        out = np.zeros((n, OBS_SIZE), dtype=np.float32)
-        # card-mask slabs: hand | kitty, discards, played_by x4, won x2 | trick x4
-        masks = np.empty((n, 13), dtype=_I)
-        masks[:, 0] = self.hands[ar, s]
-        masks[:, 1] = np.where(is_bidder, self.kitty, 0)
-        masks[:, 2] = np.where(is_bidder, self.discards, 0)
-        masks[:, 3:7] = np.take_along_axis(self.played_by, rel, axis=1)
-        masks[:, 7] = self.won[ar, t]
-        masks[:, 8] = self.won[ar, 1 - t]
-        tr = np.take_along_axis(self.trick, rel, axis=1)
-        masks[:, 9:13] = np.where(tr >= 0, np.left_shift(1, np.maximum(tr, 0)), 0)
-        bits = _bits32_to_bool(masks)
-        out[:, HAND : HAND + 32] = bits[:, 0:32]
-        out[:, KITTY : KITTY + 256] = bits[:, 32:288]
-        out[:, TRICK : TRICK + 128] = bits[:, 288:416]
-        # one-hot terms
-        out[ar, PHASE + phase] = 1
-        out[ar, TO_ACT + ((self.to_act - s) & 3)] = 1
-        out[ar, DEALER + ((self.dealer - s) & 3)] = 1
-        out[:, KITTY_SIZE + self._k] = 1
-        bs = np.take_along_axis(self.bids, rel, axis=1)
-        out[ar[:, None], BIDS + NUM_BID_STATES * _SEATS + bs] = 1
-        lanes = np.flatnonzero(bidding_over)
-        out[lanes, BIDDER + ((self.bidder[lanes] - s[lanes]) & 3)] = 1
-        out[lanes, CONTRACT + self.high_bid[lanes] - 2] = 1
+        # All 0/1 features as 512 bits (8 little-endian words; bit i = vector index i), unpacked once.
+        words = np.zeros((n, 8), dtype=_I)
+
+        def put(offset: int, v: np.ndarray) -> None:  # v: at most 32 bits
+            w, sh = divmod(offset, 64)
+            words[:, w] |= v << sh
+            if sh > 32:
+                words[:, w + 1] |= v >> (64 - sh)
+
+        one = np.int64(1)
+        words[:, 0] = (
+            (one << (PHASE + phase))
+            | (one << (TO_ACT + ((self.to_act - s) & 3)))
+            | (one << (DEALER + ((self.dealer - s) & 3)))
+            | (one << (KITTY_SIZE + self._k))
+            | (self.hands[ar[:, 0], s] << HAND)
+        )
+        bs = self.bids[ar, rel] + _BID_OFFSETS
+        put(BIDS, (one << bs[:, 0]) | (one << bs[:, 1]) | (one << bs[:, 2]) | (one << bs[:, 3]))
         trump_known = (self.trump >= 0) & (is_bidder | (self.tricks_done > 0) | (self.trick_len > 0))
-        lanes = np.flatnonzero(trump_known)
-        out[lanes, TRUMP_ + self.trump[lanes]] = 1
-        lanes = np.flatnonzero(self.trick_len > 0)
-        out[lanes, TRICK_LEADER + ((self.leader[lanes] - s[lanes]) & 3)] = 1
-        v = np.take_along_axis(self.voids, rel, axis=1)
-        vv = v[:, 0] | (v[:, 1] << 4) | (v[:, 2] << 8) | (v[:, 3] << 12)
-        out[:, VOIDS : VOIDS + 16] = (vv[:, None] >> np.arange(16)) & 1
+        put(BIDDER, np.where(
+            bidding_over,
+            (one << ((self.bidder - s) & 3)) | (one << (CONTRACT - BIDDER - 2 + self.high_bid)),
+            0,
+        ) | np.where(trump_known, one << (TRUMP_ - BIDDER + np.maximum(self.trump, 0)), 0))
+        put(KITTY, np.where(is_bidder, self.kitty, 0))
+        put(DISCARDS, np.where(is_bidder, self.discards, 0))
+        pb = self.played_by[ar, rel]
+        for r in range(4):
+            put(PLAYED_BY + 32 * r, pb[:, r])
+        put(WON, self.won[ar[:, 0], t])
+        put(WON + 32, self.won[ar[:, 0], 1 - t])
+        put(TRICK_LEADER, np.where(self.trick_len > 0, one << ((self.leader - s) & 3), 0))
+        tr = self.trick[ar, rel]
+        tr = np.where(tr >= 0, one << np.maximum(tr, 0), 0)
+        for r in range(4):
+            put(TRICK + 32 * r, tr[:, r])
+        v = self.voids[ar, rel]
+        v = v[:, 0] | (v[:, 1] << 4) | (v[:, 2] << 8) | (v[:, 3] << 12)
         if self._stuck_rule:
             stuck = (phase == BIDDING) & (self.to_act == s) & (s == self.dealer) & (self.high_bid == 0)
-            out[:, STUCK] = stuck
+            v = v | (stuck.astype(_I) << (STUCK - VOIDS))
+        put(VOIDS, v)
+        packed = words.astype("<i8", copy=False).view(np.uint8)
+        out = np.unpackbits(packed, axis=1, count=OBS_SIZE, bitorder="little").astype(np.float32)
         # raw terms
-        out[:, SCORES] = self.scores[ar, t]
-        out[:, SCORES + 1] = self.scores[ar, 1 - t]
+        sc = self.scores[ar[:, 0], t]
+        out[:, SCORES] = sc
+        out[:, SCORES + 1] = self.scores[ar[:, 0], 1 - t]
         out[:, TARGET] = self.rules.target_score
-        out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(np.take_along_axis(self.hands, rel, axis=1))
+        out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(self.hands[ar, rel])
         return out
 
     # -------------------------------------------------------------------------------- records
