@@ -204,6 +204,8 @@ def test_bad_arguments() -> None:
         VectorGame(2).records()
     with pytest.raises(ValueError, match="seats"):
         VectorGame(2).observe(np.array([0, 4]))
+    with pytest.raises(ValueError, match="seats"):
+        VectorGame(2).observe(np.array([0.0, 1.0]))
 
 
 def test_random_actions_are_legal_and_uniform() -> None:
