@@ -53,12 +53,12 @@ def test_game_outcome_returns_are_exactly_the_win():
 
 def test_hand_score_returns_are_raw_point_differences():
     """episode hand, reward score, score_scale 1: each return is the hand's raw point difference (an integer,
-    |d| <= 9), and both signs occur."""
+    |d| <= 8), and both signs occur."""
     tr = _trainer("env.episode=hand", "env.reward=score", "env.score_scale=1.0")
     for _ in range(2):
         ret = tr.collect(256)["ret"]
         np.testing.assert_allclose(ret, np.round(ret), atol=1e-4)
-        assert np.abs(ret).max() <= 9 and (ret > 0).any() and (ret < 0).any()
+        assert np.abs(ret).max() <= 8 and (ret > 0).any() and (ret < 0).any()
         _check_links(tr)
 
 

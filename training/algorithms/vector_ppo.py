@@ -14,7 +14,8 @@ Rewards, in the table layer's scale: a hand's ``reward_score`` is the raw point 
 score change minus the other team's), multiplied by ``env.score_scale``; a game's ``reward_win`` is +-1.
 ``env.episode`` / ``env.reward`` choose the return (the same meanings as native ``ppo``):
 
-* ``hand`` + ``score``: each hand is an episode, rewarded with its scaled point difference;
+* ``hand`` + ``score``: each scored hand is an episode (a thrown-in hand's passes belong to the redealt
+  hand's episode), rewarded with its scaled point difference;
 * ``game`` + ``score``: the returns run over the whole game (hand differences) plus ``env.win_bonus``
   times the +-1 game outcome at the end (score shaping plus the win);
 * ``game`` + ``win``: only the +-1 game outcome.
@@ -227,8 +228,8 @@ class VectorPPOTrainer(PPOTrainer):
             over = np.flatnonzero(res.game_over)
             if over.size and win_w and env.episode == "game":
                 self._reward(over, res.reward_win[over] * win_w)
-            if env.episode == "hand":
-                ep_end = np.flatnonzero(res.hand_over | res.thrown_in | ended)
+            if env.episode == "hand":  # a thrown-in hand is redealt within the episode (table layer)
+                ep_end = np.flatnonzero(res.hand_over | ended)
             else:
                 ep_end = np.flatnonzero(ended)
             if ep_end.size:
