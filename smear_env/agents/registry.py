@@ -83,14 +83,19 @@ def _accepts(annotation: str, value: Any) -> bool:
 
 
 def check_options(spec: str, cls: type, options: dict[str, Any]) -> None:
-    """Every option of ``spec`` names a keyword parameter of ``cls`` (other than ``rules``) and has a value
-    of its type; else ``ValueError`` naming the option and the valid ones (or the expected type)."""
+    """Every option of ``spec`` names a keyword parameter of ``cls`` (other than ``rules``; any name when it
+    takes ``**options``) and has a value of its type; else ``ValueError`` naming the option and the valid
+    ones (or the expected type)."""
     import inspect
 
-    params = {k: p for k, p in inspect.signature(cls).parameters.items()
+    sig = inspect.signature(cls).parameters
+    params = {k: p for k, p in sig.items()
               if k != "rules" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    any_name = any(p.kind == p.VAR_KEYWORD for p in sig.values())
     for key, value in options.items():
         if key not in params:
+            if any_name:
+                continue
             raise ValueError(f"bad agent spec {spec!r}: unknown option {key!r}; valid options: "
                              f"{', '.join(params)}")
         ann = params[key].annotation
