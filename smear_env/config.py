@@ -6,10 +6,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from .actions import short_repr
+
 HIGH_LOW_VALUES = ("ace_seven", "in_play")
 GAME_POINT_TIE_VALUES = ("nobody", "bidder")
 ALL_PASS_VALUES = ("redeal", "dealer_must_bid")
 KITTY_SIZE_VALUES = (0, 1, 2, 3)
+MAX_TARGET_SCORE = 2**20
+"""Largest target_score: scores and the target stay exact in the float32 observation (bounds +-2**24)."""
 
 
 class RuleOptionError(ValueError):
@@ -23,7 +27,7 @@ class SmearRules:
     kitty_size: int = 3
     """R9: how many stock cards the bidder takes, 0..3."""
     target_score: int = 15
-    """R18: the score that wins the game (integer >= 1)."""
+    """R18: the score that wins the game (integer, 1 .. MAX_TARGET_SCORE = 2**20)."""
     high_low: str = "ace_seven"
     """R13/R14: ``"ace_seven"`` (ace and 7 of trump) or ``"in_play"`` (highest and lowest trump played)."""
     game_point_tie: str = "nobody"
@@ -38,13 +42,15 @@ class SmearRules:
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> RuleOptionError:
             value = getattr(self, name)
-            return RuleOptionError(f"rule option {name}={value!r} is not allowed; allowed values: {allowed}")
+            return RuleOptionError(
+                f"rule option {name}={short_repr(value)} is not allowed; allowed values: {allowed}"
+            )
 
         # bool is a subclass of int: reject it where an integer is meant (never silently coerce).
         if type(self.kitty_size) is not int or self.kitty_size not in KITTY_SIZE_VALUES:
             raise bad("kitty_size", "0, 1, 2, 3")
-        if type(self.target_score) is not int or self.target_score < 1:
-            raise bad("target_score", "an integer >= 1")
+        if type(self.target_score) is not int or not 1 <= self.target_score <= MAX_TARGET_SCORE:
+            raise bad("target_score", f"an integer from 1 to {MAX_TARGET_SCORE} (2**20)")
         if self.high_low not in HIGH_LOW_VALUES or not isinstance(self.high_low, str):
             raise bad("high_low", ", ".join(map(repr, HIGH_LOW_VALUES)))
         if self.game_point_tie not in GAME_POINT_TIE_VALUES or not isinstance(self.game_point_tie, str):
