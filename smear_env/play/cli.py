@@ -18,18 +18,17 @@ you quit.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import config as _config
 from ..actions import PASS_ACTION, discard_action, parse_action, play_action, trump_action
 from ..cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
 from ..config import RuleOptionError, SmearRules
 from ..game import IllegalActionError
+from ..table import add_rule_arguments, rules_from_args
 from .session import DEFAULT_MAX_HANDS, Event, Session
 
 SHIPPED_AGENT = "checkpoints/smear_v0_default.safetensors"
@@ -60,29 +59,6 @@ def default_agent_spec(rules: SmearRules) -> tuple[str, str | None]:
     except Exception as e:  # a rule mismatch, or an unreadable file
         return "heuristic", f"the shipped agent does not play these rules ({e}); playing 'heuristic' instead"
     return path, None
-
-
-# ---------------------------------------------------------------------------------------------- rule flags
-def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
-    """One flag per :class:`SmearRules` field (``kitty_size`` -> ``--kitty-size``), from the dataclass: its
-    type, default, and the allowed values ``config.<NAME>_VALUES`` where the module defines them."""
-    g = parser.add_argument_group("rule options (docs/RULES.md)")
-    for f in dataclasses.fields(SmearRules):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default
-        choices = getattr(_config, f.name.upper() + "_VALUES", None)
-        if isinstance(default, bool):
-            g.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
-                           help=f"default {'on' if default else 'off'}")
-        else:
-            kind = type(default)
-            allowed = f"; one of {', '.join(map(str, choices))}" if choices else ""
-            g.add_argument(flag, type=kind, default=default, choices=choices, metavar=kind.__name__.upper(),
-                           help=f"default {default}{allowed}")
-
-
-def rules_from_args(args: argparse.Namespace) -> SmearRules:
-    return SmearRules(**{f.name: getattr(args, f.name) for f in dataclasses.fields(SmearRules)})
 
 
 # ---------------------------------------------------------------------------------------------- display
@@ -170,13 +146,15 @@ def event_markup(e: dict[str, Any], name: SeatNames) -> str:
     text = f"{name(e['seat'])}: {move_markup(e['name'])}"
     if "trick_winner" in e:
         text += f"   -> trick won by {name(e['trick_winner'])}"
+    if e.get("thrown_in"):
+        text += "   -> everybody passed: the same dealer deals again (R8)"
     return text
 
 
 def result_markup(view: dict[str, Any], name: SeatNames) -> str:
     r = view.get("hand_result") or {}
     if r.get("thrown_in"):
-        return "Everybody passed: the hand is thrown in and redealt by the same dealer (R8)."
+        return "Everybody passed: the hand is thrown in (R8)."
     team = view["team"]
     who = {team: "you+partner", 1 - team: "opponents", None: "nobody"}
     pts = ", ".join(f"{k} {who[v]}" for k, v in r["points"].items())
@@ -277,8 +255,9 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
             console.print(f"[bold red]Game stopped[/]: {session.error}")
             return "error"
         view = session.view(seat)
-        if session.game.phase >= 4:  # HAND_OVER / GAME_OVER
-            console.print(result_markup(view, name))
+        if session.hand_over or session.over:
+            if view.get("hand_result"):
+                console.print(result_markup(view, name))
             if session.over:
                 if session.truncated:
                     console.print(f"The game stops after {session.max_hands} hands (R21): no winner.")
