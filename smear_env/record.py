@@ -3,7 +3,10 @@
 A record holds, hand by hand, the dealer, the deal, the stock and every decision, plus the results the
 engine computed. :func:`replay` re-runs every decision on a fresh :class:`~smear_env.game.Game` and checks
 that the recomputed results equal the recorded ones (raising :class:`RecordMismatchError` naming the hand
-and the field that differ). Files are JSON: one record per line (``.jsonl``) or one JSON document.
+and the field that differ); a record that is not smear-record/1 at all (missing or mistyped fields, nesting
+deeper than :data:`MAX_DEPTH`) raises :class:`RecordValidationError`. Files are JSON: one record per line
+(``.jsonl``) or one JSON document; :func:`load_records` names a bad line (:class:`RecordFileError`, which
+carries the valid records before it) or, with ``strict=False``, returns those records with a warning.
 """
 
 from __future__ import annotations
