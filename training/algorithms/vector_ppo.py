@@ -43,7 +43,7 @@ from smear_env.actions import PASS_ACTION, TRUMP_ACTION_BASE
 from smear_env.observation import OBS_SIZE
 from smear_env.vector import VectorGame, random_actions
 
-from ..config import ConfigError, TrainConfig
+from ..config import TrainConfig, check_vector_opponents
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .ppo import PPOTrainer
@@ -62,12 +62,7 @@ class VectorPPOTrainer(PPOTrainer):
     name = "vector_ppo"
 
     def __init__(self, cfg: TrainConfig, rng: np.random.Generator) -> None:  # noqa: D107
-        bad = [k for k, p in cfg.selfplay.opponents.items() if k not in KINDS and p > 0]
-        if bad:
-            raise ConfigError(
-                f"config key 'selfplay.opponents': {', '.join(map(repr, bad))} not available with "
-                f"algorithm 'vector_ppo' (allowed: {', '.join(map(repr, KINDS))})"
-            )
+        check_vector_opponents(cfg)
         self.cfg = cfg
         self.rng = rng
         self.rules = cfg.rules
