@@ -47,7 +47,9 @@ class AlgorithmConfig:
     name: str = "ppo"
     """Algorithm, one of training.algorithms.ALGORITHMS: "ppo" (native PyTorch PPO that steps many tables in
     lock-step and learns from every seat the learner plays -- all four in pure self-play) or "maskable_ppo"
-    (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env)."""
+    (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env) or "vector_ppo"
+    (the same PPO update, collecting on the batched engine smear_env.vector: every lane stepped as arrays,
+    opponents self/snapshot/random)."""
     learning_rate: float = 3.0e-4
     """Adam learning rate (start value when anneal_lr)."""
     anneal_lr: bool = True
@@ -87,6 +89,9 @@ class NetworkConfig:
     """Hidden layer sizes of the policy MLP and of the value MLP (separate networks)."""
     activation: str = "relu"
     """Activation: "relu", "tanh" or "gelu"."""
+    shared_trunk: bool = False
+    """vector_ppo: the value head sits on the policy MLP (one trunk, about half the network compute) instead
+    of a separate value MLP."""
 
 
 @dataclass
@@ -379,6 +384,9 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks."""
     if cfg.env.reward == "win" and cfg.env.episode != "game":
         raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
+    if cfg.algorithm.name != "vector_ppo":
+        if cfg.network.shared_trunk:
+            raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
     if not cfg.selfplay.opponents:
         raise ConfigError("config key 'selfplay.opponents': needs at least one opponent")
     for k, p in cfg.selfplay.opponents.items():

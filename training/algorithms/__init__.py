@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 ALGORITHMS: dict[str, str] = {
     "ppo": "training.algorithms.ppo:PPOTrainer",
     "maskable_ppo": "training.algorithms.maskable_ppo:MaskablePPOTrainer",
+    "vector_ppo": "training.algorithms.vector_ppo:VectorPPOTrainer",
 }
 
 
