@@ -6,6 +6,8 @@ Specs:
 * ``heuristic`` -- :class:`~smear_env.agents.heuristic.HeuristicAgent`;
 * ``pimc`` or ``pimc:samples=16,budget_ms=80`` -- ``smear_env.agents.pimc.PimcAgent(rules, **options)``
   (imported lazily; option values are parsed as int, then float, then ``true``/``false``, else kept as text);
+* a shipped agent's name (``default``; the table :data:`~smear_env.agents.shipped.SHIPPED_AGENTS`) -- its
+  checkpoint file, found inside the installed package or in a clone's ``checkpoints/`` folder;
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
   ``training.checkpoint.load_agent(path, rules)``.
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from ..config import SmearRules
 from .base import Agent, RandomAgent
+from .shipped import SHIPPED_AGENTS, shipped_path
 
 BUILTIN_NAMES = ("random", "heuristic", "pimc")
 CHECKPOINT_SUFFIX = ".safetensors"
@@ -28,6 +31,7 @@ def _valid_specs() -> str:
     return (
         "valid specs: 'random', 'heuristic', 'pimc' or 'pimc:key=value,...' "
         "(e.g. 'pimc:samples=16,budget_ms=80'), "
+        f"a shipped agent ({', '.join(map(repr, SHIPPED_AGENTS))}), "
         f"or the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}')"
     )
 
@@ -66,6 +70,12 @@ def is_checkpoint_spec(spec: str) -> bool:
     return spec.endswith(CHECKPOINT_SUFFIX) or os.path.isfile(spec)
 
 
+def _load_checkpoint(path: str, rules: SmearRules) -> Agent:
+    from training.checkpoint import load_agent  # lazy: only training/ imports torch
+
+    return load_agent(path, rules)
+
+
 def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
     """The agent named by ``spec`` (see the module docstring). Unknown spec -> ``ValueError`` naming the
     valid ones; a checkpoint path that does not exist -> ``FileNotFoundError``."""
@@ -87,15 +97,19 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
         from .pimc import PimcAgent  # lazy: written by the search engineer, may be heavy
 
         agent = PimcAgent(rules, **options)
+    elif base in SHIPPED_AGENTS:
+        if opts:
+            raise ValueError(
+                f"bad agent spec {spec!r}: shipped agent {base!r} takes no options; {_valid_specs()}"
+            )
+        agent = _load_checkpoint(str(shipped_path(base)), rules)
     elif is_checkpoint_spec(text):
         if not os.path.isfile(text):
             raise FileNotFoundError(
                 f"checkpoint {text!r} not found: agent spec {spec!r} names a checkpoint file that does not "
                 "exist"
             )
-        from training.checkpoint import load_agent  # lazy: only training/ imports torch
-
-        agent = load_agent(text, rules)
+        agent = _load_checkpoint(text, rules)
     else:
         raise ValueError(f"unknown agent spec {spec!r}; {_valid_specs()}")
     try:
