@@ -8,20 +8,12 @@ import numpy as np
 import pytest
 import torch
 
+from smear_env.agents.checkpoint import CheckpointError, load_agent, obs_layout_hash, read_checkpoint
 from smear_env.agents.registry import make_agent
 from smear_env.config import SmearRules
 from smear_env.game import HAND_OVER, Game
 from smear_env.observation import OBS_SIZE, observe
-from training.checkpoint import (
-    CheckpointError,
-    base_metadata,
-    export_policy,
-    load_agent,
-    load_policy_state,
-    obs_layout_hash,
-    read_checkpoint,
-    save_tensors,
-)
+from training.checkpoint import base_metadata, export_policy, load_policy_state, save_tensors
 from training.policy import SmearPolicy
 
 RULES = SmearRules()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -66,15 +67,15 @@ def test_missing_checkpoint_is_file_not_found(tmp_path):
         make_agent(path)
 
 
-def test_existing_checkpoint_goes_to_training_load_agent(tmp_path, monkeypatch):
+def test_existing_checkpoint_goes_to_checkpoint_load_agent(tmp_path, monkeypatch):
     calls = []
 
     class Loaded:
         name = "x"
 
-    fake = types.ModuleType("training.checkpoint")
+    fake = types.ModuleType("smear_env.agents.checkpoint")
     fake.load_agent = lambda path, rules: calls.append((path, rules)) or Loaded()
-    monkeypatch.setitem(sys.modules, "training.checkpoint", fake)
+    monkeypatch.setitem(sys.modules, "smear_env.agents.checkpoint", fake)
     for name in ("a.safetensors", "weights.bin"):  # any existing file counts as a checkpoint path
         p = tmp_path / name
         p.write_bytes(b"")
@@ -87,3 +88,26 @@ def test_existing_checkpoint_goes_to_training_load_agent(tmp_path, monkeypatch):
 def test_non_string_spec_is_a_type_error():
     with pytest.raises(TypeError, match="agent spec must be a string"):
         make_agent(3)  # type: ignore[arg-type]
+
+
+def test_shipped_checkpoint_plays_without_torch():
+    """A checkpoint plays with numpy only: no module of smear_env imports torch or training/."""
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['torch'] = None; sys.modules['training'] = None\n"
+        "from smear_env.agents import make_agent\n"
+        "from smear_env.game import Game\n"
+        "from smear_env.observation import observe\n"
+        "agent = make_agent('checkpoints/smear_v0_default.safetensors')\n"
+        "import numpy as np\n"
+        "g = Game(seed=0)\n"
+        "agent.start_game(g.current_player, g.rules, np.random.default_rng(1))\n"
+        "a = agent.act(observe(g, g.current_player))\n"
+        "assert a in g.legal_actions(), a\n"
+        "print('ok')\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

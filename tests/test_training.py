@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
+from smear_env.agents.checkpoint import load_agent, read_checkpoint
 from smear_env.config import SmearRules
-from training.checkpoint import load_agent, read_checkpoint
 from training.config import load_config
 from training.train import main
 

@@ -117,12 +117,12 @@ def make_trainer(cfg: TrainConfig, rng: Any) -> Any:
 def resume_from(trainer: Any, path: Path, cfg: TrainConfig) -> None:
     import torch
 
-    from .checkpoint import _prefixed, check_compatible, read_checkpoint
+    from smear_env.agents.checkpoint import check_compatible, prefixed, read_checkpoint
 
     tensors, meta = read_checkpoint(path)
     check_compatible(meta, path, cfg.rules)
     t = {k: torch.from_numpy(v.copy()) for k, v in tensors.items()}
-    trainer.load_state(_prefixed(t, "policy."), t, meta.get("state") or {}, int(meta["step"]))
+    trainer.load_state(prefixed(t, "policy."), t, meta.get("state") or {}, int(meta["step"]))
     trainer.elapsed_before = float(meta.get("elapsed_s", 0.0))
 
 

@@ -1,7 +1,7 @@
 """Agents: the :class:`Agent` protocol, baselines, and :func:`make_agent` (spec string -> agent).
 
-``PimcAgent`` (``smear_env.agents.pimc``) and checkpoint agents (``training.checkpoint``) are imported
-lazily by :func:`make_agent`, so importing this package stays light.
+``PimcAgent`` (``smear_env.agents.pimc``) and checkpoint agents (``smear_env.agents.checkpoint``, numpy
+only) are imported lazily by :func:`make_agent`, so importing this package stays light.
 """
 
 from .base import Agent, CallableAgent, RandomAgent, has_view_fast_path

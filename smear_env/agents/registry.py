@@ -9,7 +9,7 @@ Specs:
 * a shipped agent's name (``default``; the table :data:`~smear_env.agents.shipped.SHIPPED_AGENTS`) -- its
   checkpoint file, found inside the installed package or in a clone's ``checkpoints/`` folder;
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
-  ``training.checkpoint.load_agent(path, rules)``.
+  ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch).
 
 The agent's ``name`` is set to its spec, so records and tables show what was asked for.
 """
@@ -71,7 +71,7 @@ def is_checkpoint_spec(spec: str) -> bool:
 
 
 def _load_checkpoint(path: str, rules: SmearRules) -> Agent:
-    from training.checkpoint import load_agent  # lazy: only training/ imports torch
+    from .checkpoint import load_agent  # lazy: reads safetensors, plays with numpy (no torch)
 
     return load_agent(path, rules)
 

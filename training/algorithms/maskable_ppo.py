@@ -22,9 +22,9 @@ import gymnasium
 import numpy as np
 import torch
 
+from smear_env.agents.checkpoint import NumpyPolicy
 from smear_env.config import SmearRules
 
-from ..checkpoint import NumpyPolicy
 from ..config import TrainConfig
 from ..policy import SmearPolicy, from_sb3_state_dict, obs_scale, to_sb3_state_dict
 from ..selfplay import SELF, SNAPSHOT, OpponentPool, make_baseline

@@ -1,0 +1,205 @@
+"""Reading and playing smear-rl checkpoints with numpy only (no torch needed to play).
+
+A checkpoint is a safetensors file (no pickle) whose header's ``smear`` entry is a JSON object::
+
+    format            "smear-checkpoint/1"
+    env_version       "smear_v0"
+    obs_size          OBS_SIZE of smear_env.observation
+    obs_layout_hash   sha256 of the observation layout (term names, sizes, kinds, in order)
+    num_actions       72
+    rules             the SmearRules options the policy was trained on
+    network           {"hidden_sizes": [...], "activation": ...}
+    algorithm         e.g. "ppo"
+    step              learner decisions trained
+    training          the resolved training config (dict)
+    state             (training checkpoints) optimizer param groups, numpy RNG state, counters
+
+Tensor names: ``policy.<param>`` (the policy network's state dict; the layout written by
+``training.policy.SmearPolicy``), and in training checkpoints also ``optim.<i>.<key>``, ``pool.<k>.<param>``
+and ``rng.torch``.
+
+:func:`load_agent` turns a checkpoint into a :class:`CheckpointAgent` (an
+:class:`~smear_env.agents.base.Agent`) that runs the policy in numpy, greedy by default. Writing checkpoints
+(and everything that needs torch) lives in ``training.checkpoint``.
+"""
+
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..actions import NUM_ACTIONS
+from ..config import SmearRules
+from ..observation import OBS_SIZE, TERMS
+
+FORMAT = "smear-checkpoint/1"
+ENV_VERSION = "smear_v0"
+META_KEY = "smear"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file is unreadable or does not fit the environment / rules it is used with."""
+
+
+def obs_layout_hash() -> str:
+    """Hash of the observation layout; changes whenever a term is added, removed, resized or moved."""
+    text = json.dumps([OBS_SIZE, [list(t) for t in TERMS]], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------- read
+def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """(tensors as numpy arrays, metadata); a missing, corrupt or foreign file raises CheckpointError."""
+    from safetensors import safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        with safe_open(str(path), framework="np") as f:
+            header = f.metadata() or {}
+            tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 (safe_open has no __iter__)
+    except Exception as e:  # safetensors raises its own error types for truncated/corrupt files
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is not a readable safetensors file (corrupt or truncated?): {e}"
+        ) from e
+    if META_KEY not in header:
+        raise CheckpointError(f"checkpoint {str(path)!r} has no smear metadata: not a smear-rl checkpoint")
+    try:
+        meta = json.loads(header[META_KEY])
+    except json.JSONDecodeError as e:
+        raise CheckpointError(f"checkpoint {str(path)!r}: its metadata is not valid JSON ({e})") from e
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: format {meta.get('format') if isinstance(meta, dict) else meta!r} "
+            f"is not {FORMAT!r}"
+        )
+    return tensors, meta
+
+
+def check_compatible(meta: dict[str, Any], path: str | Path, rules: SmearRules | None = None) -> None:
+    """Raise CheckpointError naming the first mismatch between a checkpoint and this environment (and the
+    rules it will play under, when given)."""
+    p = str(path)
+    if meta.get("env_version") != ENV_VERSION:
+        raise CheckpointError(
+            f"checkpoint {p!r} was made for environment {meta.get('env_version')!r}, this is {ENV_VERSION!r}"
+        )
+    if meta.get("obs_size") != OBS_SIZE:
+        raise CheckpointError(
+            f"checkpoint {p!r} expects observations of size {meta.get('obs_size')}, "
+            f"this environment's OBS_SIZE is {OBS_SIZE}"
+        )
+    if meta.get("obs_layout_hash") != obs_layout_hash():
+        raise CheckpointError(
+            f"checkpoint {p!r} was trained on a different observation layout "
+            f"(hash {meta.get('obs_layout_hash')}, this environment's is {obs_layout_hash()})"
+        )
+    if meta.get("num_actions") != NUM_ACTIONS:
+        raise CheckpointError(
+            f"checkpoint {p!r} has {meta.get('num_actions')} actions, this environment has {NUM_ACTIONS}"
+        )
+    if rules is not None:
+        trained = meta.get("rules") or {}
+        wanted = rules.to_dict()
+        diff = [k for k in wanted if trained.get(k) != wanted[k]]
+        if diff:
+            desc = ", ".join(f"{k}={trained.get(k)!r} (evaluation: {wanted[k]!r})" for k in diff)
+            raise CheckpointError(
+                f"checkpoint {p!r} was trained with different rule options: {desc}; "
+                f"evaluate it under the rules it was trained on"
+            )
+
+
+def prefixed(tensors: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    n = len(prefix)
+    return {k[n:]: v for k, v in tensors.items() if k.startswith(prefix)}
+
+
+# --------------------------------------------------------------------------------------------- agent
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.tanh(np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x)))
+
+
+_NP_ACT = {"relu": lambda x: np.maximum(x, 0), "tanh": np.tanh, "gelu": _gelu_tanh}
+
+
+class NumpyPolicy:
+    """The policy half of a SmearPolicy in numpy (for playing; no torch needed)."""
+
+    def __init__(self, weights: dict[str, np.ndarray], network: dict[str, Any],
+                 where: str = "checkpoint") -> None:
+        try:
+            act = network["activation"]
+            n_hidden = len(network["hidden_sizes"])
+            self.scale = weights["obs_scale"].astype(np.float32)
+            self.layers = [
+                (weights[f"pi_body.{2 * i}.weight"].astype(np.float32), weights[f"pi_body.{2 * i}.bias"])
+                for i in range(n_hidden)
+            ]
+            self.head = (weights["pi_head.weight"].astype(np.float32), weights["pi_head.bias"])
+        except KeyError as e:
+            raise CheckpointError(f"{where}: policy weights are missing tensor {e.args[0]!r}") from None
+        if act not in _NP_ACT:
+            raise CheckpointError(f"{where}: unknown activation {act!r}")
+        self.act_fn = _NP_ACT[act]
+        if self.layers and self.layers[0][0].shape[1] != OBS_SIZE:
+            n_in = self.layers[0][0].shape[1]
+            raise CheckpointError(f"{where}: first layer takes {n_in} inputs, OBS_SIZE is {OBS_SIZE}")
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        x = obs.astype(np.float32) * self.scale
+        for w, b in self.layers:
+            x = self.act_fn(x @ w.T + b)
+        w, b = self.head
+        logits = x @ w.T + b
+        return np.where(mask.astype(bool), logits, -np.inf)
+
+
+class CheckpointAgent:
+    """An Agent playing a checkpoint's policy: argmax over the legal actions' logits (``greedy=True``) or a
+    sample from the masked softmax (``temperature``)."""
+
+    def __init__(self, path: str, policy: NumpyPolicy, meta: dict[str, Any], greedy: bool = True,
+                 temperature: float = 1.0) -> None:
+        self.name = path
+        self.policy = policy
+        self.meta = meta
+        self.greedy = greedy
+        self.temperature = temperature
+        self._rng = np.random.default_rng(0)
+
+    def start_game(self, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
+        self._rng = rng
+
+    def act(self, observation: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"])
+        if not mask.any():
+            raise ValueError(
+                f"agent {self.name!r}: the action mask has no legal action (is this agent to act?)"
+            )
+        logits = self.policy.logits(np.asarray(observation["observation"])[None], mask[None])[0]
+        if self.greedy:
+            return int(np.argmax(logits))
+        z = logits / self.temperature
+        z = z - z[mask.astype(bool)].max()
+        p = np.where(mask.astype(bool), np.exp(z), 0.0)
+        p /= p.sum()
+        return int(self._rng.choice(len(p), p=p))
+
+
+def load_agent(path: str | Path, rules: SmearRules | None = None, greedy: bool = True,
+               temperature: float = 1.0) -> CheckpointAgent:
+    """A checkpoint as an Agent named ``path``. With ``rules``, a checkpoint trained under other rule options
+    is rejected (CheckpointError naming the differing options); so is one for another observation layout,
+    environment version or action space, and a corrupt file."""
+    tensors, meta = read_checkpoint(path)
+    check_compatible(meta, path, rules)
+    where = f"checkpoint {str(path)!r}"
+    policy = NumpyPolicy(prefixed(tensors, "policy."), meta.get("network") or {}, where=where)
+    return CheckpointAgent(str(path), policy, meta, greedy=greedy, temperature=temperature)
