@@ -78,11 +78,12 @@ $(DOCS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -c constraints.txt -e '.[dev,bench,docs]'
 	@touch $@
 
+# NO_MKDOCS_2_WARNING: silences mkdocs-material's banner about its successor (not a build warning).
 docs: $(DOCS_STAMP)
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 docs-serve: $(DOCS_STAMP)
-	$(BIN)/mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis
