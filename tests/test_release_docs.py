@@ -72,6 +72,11 @@ def test_env_sections_come_from_the_docstring():
     assert "`10000`" in options and "`'win'`" in options
 
 
+def test_links_out_of_docs_become_repository_paths():
+    out = docgen.render("see [`x/y.py`](../x/y.py) and [the bot](../examples/b.py), [rules](RULES.md)")
+    assert out == "see `x/y.py` and the bot (`examples/b.py`), [rules](RULES.md)"
+
+
 def test_config_reference_is_help_config():
     from training.config import help_text
 

@@ -11,8 +11,10 @@ from the code at build time and cannot drift from it:
 * the training config reference is ``smear-train --help-config``; the evaluation page's CLI reference is
   ``smear-eval --help``; the agents page reads the shipped-agent table and the model cards.
 
-An unknown marker, or an observation term missing from the observation docstring's table, fails the build.
-``tests/test_release_docs.py`` checks these generators against the env docstring.
+Links from a page to repository files outside ``docs/`` (``../smear_env/...``), which the site does not
+hold, become the file's path. An unknown marker, or an observation term missing from the observation
+docstring's table, fails the build. ``tests/test_release_docs.py`` checks these generators against the env
+docstring.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ from collections.abc import Callable
 from typing import Any
 
 MARKER = re.compile(r"<!-- smear:([a-z_]+) -->")
+OUTSIDE_LINK = re.compile(r"\[([^\]]+)\]\(\.\./([^)\s]+)\)")
+
+
+def _outside_link(m: re.Match[str]) -> str:
+    """A link from docs/ to a repository file outside it (which the site does not hold) -> its path."""
+    text, path = m.group(1), m.group(2)
+    return f"`{path}`" if text.strip("`") == path else f"{text} (`{path}`)"
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -288,7 +297,7 @@ def render(markdown: str) -> str:
             raise KeyError(f"unknown docs marker {name!r}; valid: {', '.join(GENERATORS)}")
         return GENERATORS[name]()
 
-    return MARKER.sub(sub, markdown)
+    return OUTSIDE_LINK.sub(_outside_link, MARKER.sub(sub, markdown))
 
 
 # ------------------------------------------------------------------------------------------ MkDocs hook
