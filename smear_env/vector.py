@@ -53,6 +53,19 @@ from the same hash. The reference engine plays exactly the same game from these 
 :func:`reference_game` builds it (``Game.from_deal``), and each later hand is
 ``game.start_next_hand(deal=lane_deal(s, l, g, game.hand_number + 1)[1:])``. Records carry
 ``"seed": null`` (their deals are explicit).
+
+Since a lane deals its next hand inside ``step``, the state at the end of a hand (its last trick on the
+table) is never observed; ``StepResult`` reports what that hand scored.
+
+Implementation
+--------------
+State is a few int64 arrays per lane (``memory_bytes()``: about 450 bytes a lane): hands, cards played,
+tricks won, kitty and discards as 32-bit card masks (card id ``suit * 8 + rank``, bit ``card``), plus
+small integers (phase, seat to act, bids, trump, trick). Legality is computed as three bit words per lane
+(actions 0-7, discards by card, plays by card); ``legal_mask`` unpacks them, ``step`` tests one bit,
+``random_actions`` selects the r-th set bit. ``observe`` assembles the 0/1 features as 512 bits per lane
+and unpacks them with one ``numpy.unpackbits``. ``benchmarks/vector_speed.py`` measures it against the
+reference engine and the ``raw_env`` loop.
 """
 
 from __future__ import annotations
@@ -81,6 +94,7 @@ from .observation import (
     BIDS,
     CONTRACT,
     DEALER,
+    DISCARDS,
     HAND,
     HAND_SIZES,
     KITTY,
@@ -88,6 +102,7 @@ from .observation import (
     NUM_BID_STATES,
     OBS_SIZE,
     PHASE,
+    PLAYED_BY,
     SCORES,
     STUCK,
     TARGET,
@@ -96,6 +111,7 @@ from .observation import (
     TRICK_LEADER,
     TRUMP_,
     VOIDS,
+    WON,
 )
 
 __all__ = [
@@ -117,6 +133,12 @@ _GP_BYTE = np.array([sum(RANK_GAME_VALUE[r] for r in range(8) if b >> r & 1) for
 _HIGH_BIT = np.array([b.bit_length() - 1 for b in range(256)], dtype=_I)
 _LOW_BIT = np.array([(b & -b).bit_length() - 1 for b in range(256)], dtype=_I)
 _SEATS = np.arange(NUM_PLAYERS, dtype=_I)
+# popcount of a byte; position of the r-th set bit of a byte (0 where there is none)
+_POP_BYTE = np.array([b.bit_count() for b in range(256)], dtype=_I)
+_SELECT_BYTE = np.array(
+    [[([i for i in range(8) if b >> i & 1] + [0] * 8)[r] for r in range(8)] for b in range(256)], dtype=_I
+)
+_BID_OFFSETS = NUM_BID_STATES * _SEATS  # bit of bid state b of relative seat r: 5 r + b
 
 # splitmix64 constants (deals, R4/R5)
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -259,6 +281,7 @@ class VectorGame:
         self._k = self.rules.kitty_size
         self._stuck_rule = self.rules.all_pass == "dealer_must_bid"
         self._ar = np.arange(n, dtype=_I)
+        self._ar2 = self._ar[:, None]
         z = lambda *shape: np.zeros((n, *shape), dtype=_I)  # noqa: E731
         # per game
         self.game_index = z()  # games started in this lane before the current one
@@ -280,6 +303,8 @@ class VectorGame:
         self.n_discards = z()
         self.discard_order = z(3)
         self.trick = z(4)  # card played by each seat in the current trick, -1 none
+        self.trick_bits = z()  # the cards of the current trick
+        self.led = z()  # suit led in the current trick, -1 none
         self.trick_len = z()
         self.leader = z()  # seat that led the current trick
         self.tricks_done = z()
@@ -287,6 +312,12 @@ class VectorGame:
         self.played_by = z(4)
         self.voids = z(4)
         self._legal: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # flat views of the per-seat / per-team arrays, indexed by 4 * lane + seat (2 * lane + team)
+        self._hands_f = self.hands.reshape(-1)
+        self._played_f = self.played_by.reshape(-1)
+        self._trick_f = self.trick.reshape(-1)
+        self._voids_f = self.voids.reshape(-1)
+        self._won_f = self.won.reshape(-1)
         if self.recording:
             self._log = z(32)  # actions of the current hand (4 bids + trump + 3 discards + 24 plays)
             self._log_len = z()
@@ -310,6 +341,7 @@ class VectorGame:
             arr[idx] = v
         for arr, v in ((self.high_bid, 0), (self.bidder, -1), (self.kitty, 0), (self.trump, -1),
                        (self.discards, 0), (self.n_discards, 0), (self.trick_len, 0), (self.leader, -1),
+                       (self.trick_bits, 0), (self.led, -1),
                        (self.tricks_done, 0)):
             arr[idx] = v
         if self.recording:
@@ -322,7 +354,7 @@ class VectorGame:
             return self._legal
         phase = self.phase
         ar = self._ar
-        hand = self.hands[ar, self.to_act]
+        hand = self._hands_f[(ar << 2) + self.to_act]
         tmask = _SUIT_MASK[self.trump]
         # R6, R8: bids above the high bid; pass unless the dealer is stuck.
         bid = _BID_BITS[self.high_bid]
@@ -341,8 +373,7 @@ class VectorGame:
         non_trump = hand & ~tmask
         disc = np.where(phase == DISCARD, np.where(non_trump != 0, non_trump, hand), 0)
         # R12, R10: follow the suit led or trump; the first lead (kitty > 0) must be trump.
-        led_card = self.trick[ar, self.leader]
-        led_mask = _SUIT_MASK[np.where(self.trick_len > 0, led_card >> 3, -1)]
+        led_mask = _SUIT_MASK[self.led]
         follow = hand & led_mask
         first_lead = (self.trick_len == 0) & (self.tricks_done == 0) & (self.trump >= 0)
         play = np.where(
@@ -369,8 +400,22 @@ class VectorGame:
         return tuple(int(a) for a in np.flatnonzero(self.legal_mask()[lane]))
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action in every lane (masked uniform sampling from ``rng``)."""
-        return random_actions(self.legal_mask(), rng)
+        """A uniformly random legal action in every lane (one uniform float per lane from ``rng``); the
+        same draw as :func:`random_actions` of :meth:`legal_mask`, without building the mask."""
+        lo, disc, play = self._legal_bits()
+        # Only one of the three is non-zero in a lane (it depends on the phase).
+        m = lo | disc | play
+        base = np.where(lo != 0, 0, np.where(disc != 0, 8, 40))
+        # the r-th set bit of m (from bit 0): find its byte from the bytes' popcounts, then look it up
+        pop = _POP_BYTE
+        c1 = pop[m & 255]
+        c2 = c1 + pop[(m >> 8) & 255]
+        c3 = c2 + pop[(m >> 16) & 255]
+        r = (rng.random(self.num_games) * (c3 + pop[m >> 24])).astype(_I)
+        byte = (r >= c1).astype(_I) + (r >= c2) + (r >= c3)
+        before = np.where(byte == 0, 0, np.where(byte == 1, c1, np.where(byte == 2, c2, c3)))
+        shift = byte << 3
+        return base + shift + _SELECT_BYTE[(m >> shift) & 255, r - before]
 
     def _check(self, actions: Any) -> np.ndarray:
         a = np.asarray(actions)
@@ -486,33 +531,38 @@ class VectorGame:
 
     def _play(self, idx: np.ndarray, c: np.ndarray, scored: np.ndarray) -> None:
         seat = self.to_act[idx]
+        fi = (idx << 2) + seat  # flat index of (lane, seat)
         bit = np.left_shift(1, c)
-        self.hands[idx, seat] ^= bit
-        self.played_by[idx, seat] |= bit
-        tl = self.trick_len[idx]
-        lead = tl == 0
+        self._hands_f[fi] ^= bit
+        self._played_f[fi] |= bit
+        self._trick_f[fi] = c
         suit = c >> 3
-        leader = np.where(lead, seat, self.leader[idx])
-        led = np.where(lead, suit, self.trick[idx, leader] >> 3)
+        led = self.led[idx]
+        lead = led < 0
+        led = np.where(lead, suit, led)
+        self.led[idx] = led
+        self.leader[idx] = np.where(lead, seat, self.leader[idx])
         trump = self.trump[idx]
-        trump = np.where(lead & (trump < 0), suit, trump)  # R10, kitty_size 0: the first card led
-        self.trump[idx] = trump
-        self.leader[idx] = leader
-        void = ~lead & (suit != led) & (suit != trump)
-        self.voids[idx, seat] |= np.where(void, np.left_shift(1, led), 0)
-        self.trick[idx, seat] = c
-        tl = tl + 1
+        if not self._k:
+            trump = np.where(trump < 0, suit, trump)  # R10, kitty_size 0: the first card led
+            self.trump[idx] = trump
+        void = np.flatnonzero((suit != led) & (suit != trump))  # never on a lead
+        if void.size:
+            self._voids_f[fi[void]] |= np.left_shift(1, led[void])
+        tbits = self.trick_bits[idx] | bit
+        self.trick_bits[idx] = tbits
+        tl = self.trick_len[idx] + 1
         self.trick_len[idx] = tl
-        full = tl == 4
         self.to_act[idx] = (seat + 1) & 3
-        if not full.any():
+        full = np.flatnonzero(tl == 4)
+        if not full.size:
             return
         j = idx[full]
         cards = self.trick[j]
         s = cards >> 3
         key = (cards & 7) + np.where(s == trump[full, None], 64, 0) + np.where(s == led[full, None], 32, 0)
-        winner = np.argmax(key, axis=1).astype(_I)  # R12
-        self.won[j, winner & 1] |= np.bitwise_or.reduce(np.left_shift(1, cards), axis=1)
+        winner = np.argmax(key, axis=1)  # R12
+        self._won_f[(j << 1) + (winner & 1)] |= tbits[full]
         td = self.tricks_done[j]
         if self.recording:
             self._trick_winners[j, td] = winner
@@ -521,6 +571,8 @@ class VectorGame:
         self.to_act[j] = winner
         self.leader[j] = winner
         self.trick_len[j] = 0
+        self.trick_bits[j] = 0
+        self.led[j] = -1
         self.trick[j] = -1
         scored[j[td == 6]] = True
 
@@ -612,56 +664,70 @@ class VectorGame:
         """(N, 493) float32 observations, each equal to ``observation.encode_game(game, seat)``; ``seats``
         (N,) picks the observing seat per lane (default: the seat to act)."""
         n = self.num_games
-        ar = self._ar
-        s = self.to_act if seats is None else np.asarray(seats, dtype=_I)
-        if s.shape != (n,) or ((s < 0) | (s > 3)).any():
-            raise ValueError(f"seats must be {n} seats 0..3")
+        if seats is None:
+            s = self.to_act
+        else:
+            s = np.asarray(seats)
+            if s.shape != (n,) or s.dtype.kind not in "iu" or ((s < 0) | (s > 3)).any():
+                raise ValueError(f"seats must be an integer array of {n} seats 0..3, got {seats!r}")
+            s = s.astype(_I)
+        ar = self._ar2
         rel = (s[:, None] + _SEATS) & 3  # absolute seat of each relative seat
         t = s & 1
         phase = self.phase
         bidding_over = phase != BIDDING
         is_bidder = bidding_over & (self.bidder == s)
-        out = np.zeros((n, OBS_SIZE), dtype=np.float32)
-        # card-mask slabs: hand | kitty, discards, played_by x4, won x2 | trick x4
-        masks = np.empty((n, 13), dtype=_I)
-        masks[:, 0] = self.hands[ar, s]
-        masks[:, 1] = np.where(is_bidder, self.kitty, 0)
-        masks[:, 2] = np.where(is_bidder, self.discards, 0)
-        masks[:, 3:7] = np.take_along_axis(self.played_by, rel, axis=1)
-        masks[:, 7] = self.won[ar, t]
-        masks[:, 8] = self.won[ar, 1 - t]
-        tr = np.take_along_axis(self.trick, rel, axis=1)
-        masks[:, 9:13] = np.where(tr >= 0, np.left_shift(1, np.maximum(tr, 0)), 0)
-        bits = _bits32_to_bool(masks)
-        out[:, HAND : HAND + 32] = bits[:, 0:32]
-        out[:, KITTY : KITTY + 256] = bits[:, 32:288]
-        out[:, TRICK : TRICK + 128] = bits[:, 288:416]
-        # one-hot terms
-        out[ar, PHASE + phase] = 1
-        out[ar, TO_ACT + ((self.to_act - s) & 3)] = 1
-        out[ar, DEALER + ((self.dealer - s) & 3)] = 1
-        out[:, KITTY_SIZE + self._k] = 1
-        bs = np.take_along_axis(self.bids, rel, axis=1)
-        out[ar[:, None], BIDS + NUM_BID_STATES * _SEATS + bs] = 1
-        lanes = np.flatnonzero(bidding_over)
-        out[lanes, BIDDER + ((self.bidder[lanes] - s[lanes]) & 3)] = 1
-        out[lanes, CONTRACT + self.high_bid[lanes] - 2] = 1
+        # All 0/1 features as 512 bits (8 little-endian words; bit i = vector index i), unpacked once.
+        words = np.zeros((n, 8), dtype=_I)
+
+        def put(offset: int, v: np.ndarray) -> None:  # v: at most 32 bits
+            w, sh = divmod(offset, 64)
+            words[:, w] |= v << sh
+            if sh > 32:
+                words[:, w + 1] |= v >> (64 - sh)
+
+        one = np.int64(1)
+        words[:, 0] = (
+            (one << (PHASE + phase))
+            | (one << (TO_ACT + ((self.to_act - s) & 3)))
+            | (one << (DEALER + ((self.dealer - s) & 3)))
+            | (one << (KITTY_SIZE + self._k))
+            | (self.hands[ar[:, 0], s] << HAND)
+        )
+        bs = self.bids[ar, rel] + _BID_OFFSETS
+        put(BIDS, (one << bs[:, 0]) | (one << bs[:, 1]) | (one << bs[:, 2]) | (one << bs[:, 3]))
         trump_known = (self.trump >= 0) & (is_bidder | (self.tricks_done > 0) | (self.trick_len > 0))
-        lanes = np.flatnonzero(trump_known)
-        out[lanes, TRUMP_ + self.trump[lanes]] = 1
-        lanes = np.flatnonzero(self.trick_len > 0)
-        out[lanes, TRICK_LEADER + ((self.leader[lanes] - s[lanes]) & 3)] = 1
-        v = np.take_along_axis(self.voids, rel, axis=1)
-        vv = v[:, 0] | (v[:, 1] << 4) | (v[:, 2] << 8) | (v[:, 3] << 12)
-        out[:, VOIDS : VOIDS + 16] = (vv[:, None] >> np.arange(16)) & 1
+        put(BIDDER, np.where(
+            bidding_over,
+            (one << ((self.bidder - s) & 3)) | (one << (CONTRACT - BIDDER - 2 + self.high_bid)),
+            0,
+        ) | np.where(trump_known, one << (TRUMP_ - BIDDER + np.maximum(self.trump, 0)), 0))
+        put(KITTY, np.where(is_bidder, self.kitty, 0))
+        put(DISCARDS, np.where(is_bidder, self.discards, 0))
+        pb = self.played_by[ar, rel]
+        for r in range(4):
+            put(PLAYED_BY + 32 * r, pb[:, r])
+        put(WON, self.won[ar[:, 0], t])
+        put(WON + 32, self.won[ar[:, 0], 1 - t])
+        put(TRICK_LEADER, np.where(self.trick_len > 0, one << ((self.leader - s) & 3), 0))
+        tr = self.trick[ar, rel]
+        tr = np.where(tr >= 0, one << np.maximum(tr, 0), 0)
+        for r in range(4):
+            put(TRICK + 32 * r, tr[:, r])
+        v = self.voids[ar, rel]
+        v = v[:, 0] | (v[:, 1] << 4) | (v[:, 2] << 8) | (v[:, 3] << 12)
         if self._stuck_rule:
             stuck = (phase == BIDDING) & (self.to_act == s) & (s == self.dealer) & (self.high_bid == 0)
-            out[:, STUCK] = stuck
+            v = v | (stuck.astype(_I) << (STUCK - VOIDS))
+        put(VOIDS, v)
+        packed = words.astype("<i8", copy=False).view(np.uint8)
+        out = np.unpackbits(packed, axis=1, count=OBS_SIZE, bitorder="little").astype(np.float32)
         # raw terms
-        out[:, SCORES] = self.scores[ar, t]
-        out[:, SCORES + 1] = self.scores[ar, 1 - t]
+        sc = self.scores[ar[:, 0], t]
+        out[:, SCORES] = sc
+        out[:, SCORES + 1] = self.scores[ar[:, 0], 1 - t]
         out[:, TARGET] = self.rules.target_score
-        out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(np.take_along_axis(self.hands, rel, axis=1))
+        out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(self.hands[ar, rel])
         return out
 
     # -------------------------------------------------------------------------------- records
@@ -741,4 +807,4 @@ class VectorGame:
 
     def memory_bytes(self) -> int:
         """Bytes held by the state arrays (all lanes)."""
-        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray) and v.base is None)

@@ -204,6 +204,8 @@ def test_bad_arguments() -> None:
         VectorGame(2).records()
     with pytest.raises(ValueError, match="seats"):
         VectorGame(2).observe(np.array([0, 4]))
+    with pytest.raises(ValueError, match="seats"):
+        VectorGame(2).observe(np.array([0.0, 1.0]))
 
 
 def test_random_actions_are_legal_and_uniform() -> None:
@@ -242,3 +244,12 @@ def test_reference_game_is_the_lane_deal() -> None:
     assert sorted(sum(hands, []) + stock) == list(range(32))
     vg = VectorGame(3, seed=4)
     assert vg.dealer[2] == lane_deal(4, 2, 0, 0)[0]
+
+
+def test_engine_random_actions_equal_the_mask_sampler() -> None:
+    vg = VectorGame(64, SmearRules(kitty_size=2), seed=9)
+    for i in range(120):
+        mask = vg.legal_mask()
+        a = vg.random_actions(np.random.default_rng(i))
+        assert (a == random_actions(mask, np.random.default_rng(i))).all()
+        vg.step(a)
