@@ -61,11 +61,12 @@ def test_a_term_missing_from_the_observation_docstring_fails_the_build(monkeypat
 
 def test_env_sections_come_from_the_docstring():
     sections = docgen.env_doc_sections()
-    for name in ("Agents", "Actions", "Observations", "State", "Rewards", "Episodes", "Options", "Seeding",
-                 "Version history"):
+    for name in ("Agents", "Actions", "Observations", "State", "Options", "Seeding", "Version history"):
         assert name in sections, name
-    assert "`reward=\"win\"` (default)" in docgen.env_rewards()
-    assert "``" not in docgen.env_rewards()
+    rewards = docgen.env_rewards()
+    assert '`reward="win"` (default)' in rewards and '`episode="hand"`' in rewards and "``" not in rewards
+    with pytest.raises(ValueError, match="no section starting with Nope"):
+        docgen._section("Nope")
     options = docgen.env_options()
     for name in ("kitty_size", "cap_defenders", "max_cycles", "episode", "reward", "render_mode"):
         assert f"| `{name}` |" in options, name

@@ -78,8 +78,14 @@ def env_doc_sections() -> dict[str, str]:
     return out
 
 
-def _section(name: str) -> str:
-    return _rst_inline(env_doc_sections()[name])
+def _section(*prefixes: str) -> str:
+    """The env docstring's sections whose heading starts with one of ``prefixes`` (``"Rewards"`` matches
+    ``Rewards and episodes``), in docstring order; none is a ``ValueError`` (the docstring was reorganised:
+    update the page)."""
+    found = [body for head, body in env_doc_sections().items() if head.startswith(prefixes)]
+    if not found:
+        raise ValueError(f"smear_env.env's docstring has no section starting with {' or '.join(prefixes)}")
+    return _rst_inline("\n\n".join(found))
 
 
 def env_summary() -> str:
@@ -210,11 +216,8 @@ def env_options() -> str:
 
 
 def env_rewards() -> str:
-    return _section("Rewards")
-
-
-def env_episodes() -> str:
-    return _section("Episodes")
+    """Rewards and episode ends (one section of the env docstring, or two)."""
+    return _section("Rewards", "Episodes")
 
 
 def env_state() -> str:
@@ -276,7 +279,6 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "env_observation": env_observation,
     "env_options": env_options,
     "env_rewards": env_rewards,
-    "env_episodes": env_episodes,
     "env_state": env_state,
     "env_seeding": env_seeding,
     "env_version_history": env_version_history,

@@ -40,6 +40,8 @@ from smear_env.agents.shipped import shipped_dir
 for mod in (smear_env, training):
     assert "site-packages" in mod.__file__, f"{mod.__name__} imported from {mod.__file__}, not the wheel"
 assert "site-packages" in str(shipped_dir()), shipped_dir()
+from smear_env.play.cli import shipped_agent_path  # smear-play's default partner and opponents
+assert "site-packages" in (shipped_agent_path() or ""), shipped_agent_path()
 print("installed:", smear_env.__version__, "shipped agents in", shipped_dir())
 PY
 
