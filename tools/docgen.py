@@ -265,7 +265,7 @@ def config_reference() -> str:
 
 
 def eval_cli() -> str:
-    from smear_env.evaluate import build_parser
+    from smear_env.evaluation.cli import build_parser
 
     parser = build_parser()
     parser.prog = "smear-eval"

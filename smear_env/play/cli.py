@@ -18,18 +18,17 @@ you quit.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import config as _config
 from ..actions import PASS_ACTION, discard_action, parse_action, play_action, trump_action
 from ..cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
 from ..config import RuleOptionError, SmearRules
 from ..game import IllegalActionError
+from ..table import add_rule_arguments, rules_from_args
 from .session import DEFAULT_MAX_HANDS, Event, Session
 
 SHIPPED_AGENT = "checkpoints/smear_v0_default.safetensors"
@@ -62,29 +61,6 @@ def default_agent_spec(rules: SmearRules) -> tuple[str, str | None]:
     except Exception as e:  # a rule mismatch, or an unreadable file
         return "heuristic", f"the shipped agent does not play these rules ({e}); playing 'heuristic' instead"
     return path, None
-
-
-# ---------------------------------------------------------------------------------------------- rule flags
-def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
-    """One flag per :class:`SmearRules` field (``kitty_size`` -> ``--kitty-size``), from the dataclass: its
-    type, default, and the allowed values ``config.<NAME>_VALUES`` where the module defines them."""
-    g = parser.add_argument_group("rule options (docs/RULES.md)")
-    for f in dataclasses.fields(SmearRules):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default
-        choices = getattr(_config, f.name.upper() + "_VALUES", None)
-        if isinstance(default, bool):
-            g.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
-                           help=f"default {'on' if default else 'off'}")
-        else:
-            kind = type(default)
-            allowed = f"; one of {', '.join(map(str, choices))}" if choices else ""
-            g.add_argument(flag, type=kind, default=default, choices=choices, metavar=kind.__name__.upper(),
-                           help=f"default {default}{allowed}")
-
-
-def rules_from_args(args: argparse.Namespace) -> SmearRules:
-    return SmearRules(**{f.name: getattr(args, f.name) for f in dataclasses.fields(SmearRules)})
 
 
 # ---------------------------------------------------------------------------------------------- display
@@ -128,8 +104,10 @@ class SeatNames:
         rel = RELATIVE_NAMES[(s - self.seat) % 4]
         if s == self.seat:
             return rel
+        from rich.markup import escape
+
         short = Path(self.players[s]).stem if self.players[s].endswith(".safetensors") else self.players[s]
-        return f"{rel} ({short})"
+        return escape(f"{rel} ({short})")
 
 
 def table_markup(view: dict[str, Any], name: SeatNames) -> str:
@@ -172,13 +150,15 @@ def event_markup(e: dict[str, Any], name: SeatNames) -> str:
     text = f"{name(e['seat'])}: {move_markup(e['name'])}"
     if "trick_winner" in e:
         text += f"   -> trick won by {name(e['trick_winner'])}"
+    if e.get("thrown_in"):
+        text += "   -> everybody passed: the same dealer deals again (R8)"
     return text
 
 
 def result_markup(view: dict[str, Any], name: SeatNames) -> str:
     r = view.get("hand_result") or {}
     if r.get("thrown_in"):
-        return "Everybody passed: the hand is thrown in and redealt by the same dealer (R8)."
+        return "Everybody passed: the hand is thrown in (R8)."
     team = view["team"]
     who = {team: "you+partner", 1 - team: "opponents", None: "nobody"}
     pts = ", ".join(f"{k} {who[v]}" for k, v in r["points"].items())
@@ -262,6 +242,8 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
     """Run ``session`` with the person at ``seat``: show events and the table, read moves with
     ``read_line(prompt)`` (EOFError ends the game like ``quit``). Returns why it ended: ``"over"``
     (won or truncated), ``"quit"`` or ``"error"`` (an agent failed; ``session.error``)."""
+    from rich.markup import escape
+
     name = SeatNames(seat, session.names)
 
     def show(events: list[Event]) -> None:
@@ -276,11 +258,12 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
     shown_table = False
     while True:
         if session.error is not None:
-            console.print(f"[bold red]Game stopped[/]: {session.error}")
+            console.print(f"[bold red]Game stopped[/]: {escape(session.error)}")
             return "error"
         view = session.view(seat)
-        if session.game.phase >= 4:  # HAND_OVER / GAME_OVER
-            console.print(result_markup(view, name))
+        if session.hand_over or session.over:
+            if view.get("hand_result"):
+                console.print(result_markup(view, name))
             if session.over:
                 if session.truncated:
                     console.print(f"The game stops after {session.max_hands} hands (R21): no winner.")
@@ -318,7 +301,7 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
                 console.print("No hint agents (--hint).")
             else:
                 for h in hinter.hint(session.game, seat):
-                    line = f"hint: {h['agent']} would {move_markup(h['name'])}"
+                    line = f"hint: {escape(h['agent'])} would {move_markup(h['name'])}"
                     if h["probabilities"]:
                         line += "  (" + ", ".join(f"{move_markup(p['name'])} {100 * p['p']:.0f}%"
                                                   for p in h["probabilities"][:5]) + ")"
@@ -327,12 +310,12 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
         try:
             action = parse_move(text, view)
         except ValueError as e:
-            console.print(f"[yellow]{e}[/]")
+            console.print(f"[yellow]{escape(str(e))}[/]")
             continue
         try:
             events = session.act(seat, action)
         except IllegalActionError as e:  # pragma: no cover - parse_move only returns legal moves
-            console.print(f"[yellow]{e}[/]")
+            console.print(f"[yellow]{escape(str(e))}[/]")
             continue
         show(events)
         shown_table = False
@@ -377,11 +360,12 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
     if args.max_hands < 1:
         ap.error(f"--max-hands must be >= 1, not {args.max_hands}")
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console(highlight=False)
     default, note = default_agent_spec(rules)
     if note and not all([args.partner, args.left or args.opponents, args.right or args.opponents]):
-        console.print(f"[yellow]note[/]: {note}")
+        console.print(f"[yellow]note[/]: {escape(note)}")
     seat = args.seat
     specs = [""] * 4
     specs[(seat + 2) % 4] = args.partner or default
@@ -415,7 +399,8 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
 
         path = Path(args.record or time.strftime("smear-game-%Y%m%d-%H%M%S.json"))
         save_records(path, session.record())
-        console.print(f"Game saved to {path} (smear-record/1; open it in smear-serve's replay viewer).")
+        console.print(f"Game saved to {escape(str(path))} (smear-record/1; open it in smear-serve's replay "
+                      "viewer).")
     return 1 if outcome == "error" else 0
 
 

@@ -1,6 +1,6 @@
 """Hints: what other agents would do in a seat's place, with their probabilities where they have them.
 
-A hint agent sees exactly what the seat sees (:func:`smear_env.play.session.agent_decision` on the seat's
+A hint agent sees exactly what the seat sees (:func:`smear_env.table.agent_action` on the seat's
 view). A checkpoint agent (any agent with a ``policy.logits(obs, mask)``) also gives its probability for
 every legal action (the masked softmax of its logits); the others give their choice.
 """
@@ -16,7 +16,7 @@ from ..actions import action_name
 from ..agents.base import Agent
 from ..config import SmearRules
 from ..game import Game
-from .session import agent_decision
+from ..table import agent_action
 
 
 def action_probabilities(agent: Any, observation: dict[str, Any]) -> dict[int, float] | None:
@@ -64,7 +64,7 @@ class Hinter:
             if self._started.get(i) != seat:  # (re)start for this seat
                 agent.start_game(seat, self.rules, np.random.default_rng(self._rng.integers(2**63)))
                 self._started[i] = seat
-            action = agent_decision(agent, game, seat)
+            action = int(agent_action(agent, game, seat))
             probs = probabilities_at(agent, game, seat)
             out.append({
                 "agent": agent.name,

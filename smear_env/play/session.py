@@ -1,9 +1,11 @@
 """One game at a table where some seats are people (or any outside caller) and the others are agents.
 
-:class:`Session` is the game loop shared by ``smear-play`` and ``smear-serve``: it deals, asks agents for
-their decisions, waits at a person's decision, stops at the end of each hand (the front end shows the
-result, then calls :meth:`Session.next_hand`), and gives every seat only its own view
-(:func:`smear_env.seat_view.seat_view_of`) and the public form of each action
+:class:`Session` is what ``smear-play`` and ``smear-serve`` drive: the game loop is the table layer's
+(:class:`smear_env.table.Table` with hand episodes: a scored hand ends an episode, so the session stops
+there for the front end to show the result, and :meth:`Session.next_hand` starts the next episode of the
+same game; a thrown-in hand, R8, is redealt at once). The session asks agents for their decisions
+(:func:`smear_env.table.agent_action`), waits at a person's decision, and gives every seat only its own
+view (:func:`smear_env.seat_view.seat_view_of`) and the public form of each action
 (:func:`smear_env.seat_view.public_action`).
 
 Randomness: with ``seed=None`` the deals and every agent's generator come from fresh OS entropy,
@@ -20,16 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from ..agents.base import Agent, has_view_fast_path
+from ..agents.base import Agent
 from ..config import SmearRules
-from ..game import GAME_OVER, HAND_OVER, NUM_PLAYERS, Game, IllegalActionError
-from ..infoset import view_of
+from ..game import GAME_OVER, NUM_PLAYERS, Game, IllegalActionError
 from ..seat_view import public_action, seat_view_of
+from ..table import NEXT_GAME, NEXT_HAND, Table, TableOptions, agent_action
 
 DEFAULT_MAX_HANDS = 200
 _TAG_DEAL = 1
-Event = tuple[int, int, int | None]
-"""(actor seat, action id, winner of the trick this action completed or None)."""
+Event = tuple[int, int, int | None, bool]
+"""(actor seat, action id, winner of the trick this action completed or None, the action threw the hand
+in: all passed, R8)."""
 
 
 def agent_seed(seed: int, seat: int) -> int:
@@ -37,24 +40,6 @@ def agent_seed(seed: int, seat: int) -> int:
     the deal seed short of guessing it)."""
     digest = hashlib.blake2b(f"smear-play agent {seed} {seat}".encode(), digest_size=16).digest()
     return int.from_bytes(digest, "little")
-
-
-def agent_decision(agent: Agent, game: Game, seat: int) -> int:
-    """``agent``'s action for ``seat`` (the agent's fast path when it has one); an illegal answer raises
-    :class:`IllegalActionError` naming the agent."""
-    if has_view_fast_path(agent):
-        action = agent.act_view(view_of(game, seat).relative())  # type: ignore[attr-defined]
-    else:
-        from ..observation import observe
-
-        action = agent.act(observe(game, seat))
-    legal = game.legal_actions()
-    if isinstance(action, bool) or not isinstance(action, int | np.integer) or int(action) not in legal:
-        raise IllegalActionError(
-            f"agent {agent.name!r} in seat {seat} chose action {action!r}, which is not legal; "
-            f"legal actions: {list(legal)}"
-        )
-    return int(action)
 
 
 class Session:
@@ -94,8 +79,9 @@ class Session:
         else:
             deal_rng = np.random.default_rng(np.random.SeedSequence([seed, _TAG_DEAL]))
             agent_seeds = [agent_seed(seed, s) for s in range(NUM_PLAYERS)]
-        self.game = Game(self.rules, seed=deal_rng)
-        self.truncated = False
+        self.table = Table(self.rules, TableOptions(episode="hand", reward="score", max_cycles=None,
+                                                    max_hands=max_hands))
+        self.table.new_game(deal_rng)
         self.error: str | None = None
         """Set when an agent failed (a bot crashed, hung, answered garbage): the game is stopped."""
         for s, a in enumerate(self.agents):
@@ -104,13 +90,24 @@ class Session:
 
     # ------------------------------------------------------------------ state
     @property
+    def game(self) -> Game:
+        return self.table.require_game()
+
+    @property
+    def truncated(self) -> bool:
+        """The game was cut off after ``max_hands`` hands (R21)."""
+        t = self.table
+        return t.truncated or (t.done and t.next == NEXT_GAME and self.game.phase != GAME_OVER)
+
+    @property
     def over(self) -> bool:
         """The game is over: won, truncated after ``max_hands`` hands (R21), or stopped by a failed agent."""
         return self.game.phase == GAME_OVER or self.truncated or self.error is not None
 
     @property
     def hand_over(self) -> bool:
-        return self.game.phase == HAND_OVER and not self.over
+        """A scored hand has ended and the game goes on: :meth:`next_hand` deals the next one."""
+        return self.table.done and self.table.next == NEXT_HAND and not self.over
 
     def to_act(self) -> int | None:
         """The person's seat that must act now, else None."""
@@ -131,10 +128,12 @@ class Session:
         """The public form of ``events`` for ``seat`` (:func:`public_action`); a card play that completes a
         trick also names the trick winner (``"trick_winner"``, public, R12)."""
         out = []
-        for actor, action, winner in events:
+        for actor, action, winner, thrown_in in events:
             e = public_action(seat, actor, action)
             if winner is not None:
                 e["trick_winner"] = winner
+            if thrown_in:
+                e["thrown_in"] = True
             out.append(e)
         return out
 
@@ -142,28 +141,24 @@ class Session:
     def _apply(self, seat: int, action: int, events: list[Event]) -> None:
         game = self.game
         n_tricks = len(game.tricks)
-        game.apply(action)
-        winner = None
-        if len(game.tricks) > n_tricks and game.tricks:
-            winner = game.tricks[-1][3]
-        events.append((seat, action, winner))
+        step = self.table.apply(action)  # checks legality: an illegal action changes nothing
+        winner = game.tricks[-1][3] if len(game.tricks) > n_tricks else None
+        events.append((seat, action, winner, step.hand is not None and step.hand.thrown_in))
 
     def advance(self) -> list[Event]:
         """Let the agents act until a person must act, the hand is over, or the game is over. A failing agent
         stops the game (``error`` says why) instead of raising."""
         events: list[Event] = []
-        game = self.game
-        while not self.over and game.phase < HAND_OVER:
-            seat = game.to_act
+        while not self.over and not self.table.done:
+            seat = self.game.to_act
             agent = self.agents[seat]
             if agent is None:
                 break
             try:
-                action = agent_decision(agent, game, seat)
-            except Exception as e:  # a bot or agent failure ends this game, reported by name
+                self._apply(seat, agent_action(agent, self.game, seat), events)
+            except Exception as e:  # a bot or agent failure (or an illegal move) ends this game, by name
                 self.error = str(e) if agent.name in str(e) else f"agent {agent.name!r} in seat {seat}: {e}"
                 break
-            self._apply(seat, action, events)
         return events
 
     def act(self, seat: int, action: int) -> list[Event]:
@@ -172,7 +167,7 @@ class Session:
         play on (:meth:`advance`)."""
         if self.over:
             raise IllegalActionError("the game is over")
-        if self.game.phase >= HAND_OVER:
+        if self.table.done:
             raise IllegalActionError("the hand is over: start the next hand first")
         if seat not in self.humans:
             raise IllegalActionError(f"seat {seat} is played by an agent")
@@ -187,12 +182,9 @@ class Session:
         After ``max_hands`` hands the game is truncated (R21) instead."""
         if self.over:
             raise IllegalActionError("the game is over")
-        if self.game.phase != HAND_OVER:
+        if not self.hand_over:
             raise IllegalActionError("the hand is still being played")
-        if self.game.hand_number + 1 >= self.max_hands:
-            self.truncated = True
-            return []
-        self.game.start_next_hand()
+        self.table.next_episode()
         return self.advance()
 
     def close(self) -> None:
@@ -203,4 +195,4 @@ class Session:
                 close()
 
 
-__all__ = ["DEFAULT_MAX_HANDS", "Event", "Session", "agent_decision", "agent_seed"]
+__all__ = ["DEFAULT_MAX_HANDS", "Event", "Session", "agent_seed"]

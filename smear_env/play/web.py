@@ -375,12 +375,11 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
     def config(request: Request, raw: bytes) -> Any:
         import dataclasses
 
-        from .. import config as cfg
-
         rules = {}
         for f in dataclasses.fields(SmearRules):
+            choices = f.metadata.get("choices")
             rules[f.name] = {"default": f.default, "type": type(f.default).__name__,
-                             "choices": list(getattr(cfg, f.name.upper() + "_VALUES", ()) or []) or None}
+                             "rule": f.metadata.get("rule"), "choices": list(choices) if choices else None}
         return {"agents": server.agents, "hints": server.hints, "rules": rules}
 
     def new_game(request: Request, raw: bytes) -> Any:
