@@ -60,7 +60,7 @@ table) is never observed; ``StepResult`` reports what that hand scored.
 
 Implementation
 --------------
-State is a few int64 arrays per lane (``memory_bytes()``: about 460 bytes a lane): hands, cards played,
+State is a few int64 arrays per lane (``memory_bytes()``: about 470 bytes a lane): hands, cards played,
 tricks won, kitty and discards as 32-bit card masks (card id ``suit * 8 + rank``, bit ``card``), plus
 small integers (phase, seat to act, bids, trump, trick). Legality is one bit word and a base action
 per lane (bits of actions 0-7, of discards by card from 8, or of plays by card from 40): ``legal_mask``
