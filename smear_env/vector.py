@@ -33,16 +33,17 @@ Contract
 Rewards (the table layer's scale)
 ---------------------------------
 ``StepResult.reward_score`` (N, 4) float32: on a step that scored a hand, own team's score change minus
-the other team's, in raw points (R17, R20; not divided by anything), for each seat; 0 otherwise.
+the other team's, in raw points (R17, R20; not divided by anything), for each seat; 0 otherwise
+(also 0 on a thrown-in hand).
 ``StepResult.reward_win`` (N, 4) float32: +1 to the winners and -1 to the losers on the step that ends a
 game (R18, R19); 0 otherwise, and 0 when the game is truncated (R21).
 
 ``hand_over`` is set on a step that *scored* a hand. A thrown-in hand (R8 ``redeal``) is not scored:
 ``hand_over`` stays False and ``thrown_in`` is set; the same dealer redeals at once. ``game_over`` is set
 when the hand ended the game (``winner`` gives the team), ``truncated`` when the lane reached
-``max_hands`` hands (every dealt hand counts, thrown-in ones too, as ``len(Game.history)``) without a
-winner (R21). Either way the lane starts its next game in the same step, so after ``step`` every lane
-is ready for its next decision.
+``max_hands`` hands (every dealt hand counts, thrown-in ones too, as ``len(Game.history)``; at most
+2**24 - 1) without a winner (R21). Either way the lane starts its next game in the same step, so after
+``step`` every lane is ready for its next decision.
 
 Deals and seeds
 ---------------
@@ -59,13 +60,13 @@ table) is never observed; ``StepResult`` reports what that hand scored.
 
 Implementation
 --------------
-State is a few int64 arrays per lane (``memory_bytes()``: about 450 bytes a lane): hands, cards played,
+State is a few int64 arrays per lane (``memory_bytes()``: about 460 bytes a lane): hands, cards played,
 tricks won, kitty and discards as 32-bit card masks (card id ``suit * 8 + rank``, bit ``card``), plus
-small integers (phase, seat to act, bids, trump, trick). Legality is computed as three bit words per lane
-(actions 0-7, discards by card, plays by card); ``legal_mask`` unpacks them, ``step`` tests one bit,
-``random_actions`` selects the r-th set bit. ``observe`` assembles the 0/1 features as 512 bits per lane
-and unpacks them with one ``numpy.unpackbits``. ``benchmarks/vector_speed.py`` measures it against the
-reference engine and the ``raw_env`` loop.
+small integers (phase, seat to act, bids, trump, trick). Legality is one bit word and a base action
+per lane (bits of actions 0-7, of discards by card from 8, or of plays by card from 40): ``legal_mask``
+unpacks it, ``step`` tests one bit, ``random_actions`` selects the r-th set bit. ``observe`` assembles
+the 0/1 features as 512 bits per lane and unpacks them with one ``numpy.unpackbits``.
+``benchmarks/vector_speed.py`` measures it against the reference engine and the ``raw_env`` loop.
 """
 
 from __future__ import annotations
