@@ -4,6 +4,9 @@
 #   make test   set up .venv (if needed) and run the test suite
 #   make lint   ruff check
 #   make bench  run every benchmarks/*.py
+#   make dist   build the sdist and the wheel into dist/ (python -m build)
+#   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
+#   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make clean  remove caches and build output (make distclean also removes .venv)
 #
 # Everything is installed into .venv through constraints.txt (exact versions; the pin on torch keeps pip
@@ -24,7 +27,7 @@ PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
-.PHONY: help venv install run test lint bench clean distclean browser
+.PHONY: help venv install run test lint bench clean distclean browser dist test-wheel docs docs-serve
 
 help:
 	@sed -n 's/^#   make /  make /p' Makefile
@@ -71,8 +74,29 @@ BENCHMARKS := $(sort $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py)))
 bench: $(STAMP)
 	@set -e; for f in $(BENCHMARKS); do echo "== $$f"; $(BIN)/python $$f; done
 
+# The build backend (hatchling) is installed into build's isolated environment through constraints.txt too.
+dist: $(STAMP)
+	rm -rf dist
+	PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(BIN)/python -m build --outdir dist .
+	@ls -l dist
+
+test-wheel: dist
+	tools/wheel_smoke.sh $(PYTHON)
+
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -c constraints.txt -e '.[dev,bench,docs]'
+	@touch $@
+
+# NO_MKDOCS_2_WARNING: silences mkdocs-material's banner about its successor (not a build warning).
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean
