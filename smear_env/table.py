@@ -162,9 +162,16 @@ def add_rule_arguments(parser: argparse.ArgumentParser, title: str = "rule optio
                            help=f"{rule} (default {f.default})")
 
 
-def rules_from_args(args: argparse.Namespace) -> SmearRules:
-    """The :class:`SmearRules` of the flags of :func:`add_rule_arguments` (``RuleOptionError`` when bad)."""
-    return SmearRules.from_dict({name: getattr(args, name) for name in SmearRules.option_names()})
+def rules_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> SmearRules:
+    """The :class:`SmearRules` of the flags of :func:`add_rule_arguments`. A bad value raises
+    ``RuleOptionError``, or with ``parser`` exits through ``parser.error`` (one usage line, status 2)."""
+    try:
+        return SmearRules.from_dict({name: getattr(args, name) for name in SmearRules.option_names()})
+    except RuleOptionError as e:
+        if parser is None:
+            raise
+        parser.error(str(e))
+        raise  # pragma: no cover - parser.error exits
 
 
 # ---------------------------------------------------------------------------- end of a hand
