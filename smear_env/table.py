@@ -529,8 +529,11 @@ class Lockstep:
         return obs, mask
 
     def apply(self, idx: Sequence[int], actions: Sequence[int] | np.ndarray) -> None:
-        for i, a in zip(idx, actions, strict=True):
-            self._after(i, self.tables[i].apply(int(a)))
+        """Apply ``actions[k]`` at table ``idx[k]``. Values are checked by the engine like any action: a
+        float or bool is an :class:`~smear_env.game.IllegalActionError`, never rounded to an id."""
+        values = actions.tolist() if isinstance(actions, np.ndarray) else list(actions)
+        for i, a in zip(idx, values, strict=True):
+            self._after(i, self.tables[i].apply(a))
 
 
 __all__ = [
