@@ -4,6 +4,9 @@
 #   make test   set up .venv (if needed) and run the test suite
 #   make lint   ruff check
 #   make bench  run every benchmarks/*.py
+#   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
+#   make test-tianshou  Tianshou venv (.venv-tianshou): the test suite + examples/tianshou_dqn.py
+#   make examples       every examples/*.py with a tiny budget, each in its framework's venv
 #   make clean  remove caches and build output (make distclean also removes .venv)
 #
 # Everything is installed into .venv through constraints.txt (exact versions; the pin on torch keeps pip
@@ -24,7 +27,7 @@ PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
-.PHONY: help venv install run test lint bench clean distclean
+.PHONY: help venv install run test lint bench clean distclean test-rllib test-tianshou examples
 
 help:
 	@sed -n 's/^#   make /  make /p' Makefile
@@ -61,9 +64,30 @@ BENCHMARKS := $(sort $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py)))
 bench: $(STAMP)
 	@set -e; for f in $(BENCHMARKS); do echo "== $$f"; $(BIN)/python $$f; done
 
+# Other RL frameworks: one venv each, installed through its own lock constraints/<name>.txt (ray[rllib] pins
+# gymnasium 1.2.2, the main lock 1.4.0). Not part of `make test`.
+.venv-%/.installed: pyproject.toml constraints/%.txt $(wildcard smear_env/__init__.py training/__init__.py)
+	@test -n "$(PYTHON)" || { echo "error: no python3.11 or python3 on PATH (set PYTHON=...)" >&2; exit 1; }
+	$(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -c constraints/$*.txt -e '.[dev,$*]'
+	@touch $@
+
+test-rllib: .venv-rllib/.installed
+	.venv-rllib/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 1 --games 10
+
+test-tianshou: .venv-tianshou/.installed
+	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
+
+examples: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
+	$(BIN)/python examples/sb3_maskable_ppo.py --steps 2048
+	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
+	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 1 --games 10
+
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-rllib .venv-tianshou
