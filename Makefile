@@ -27,7 +27,7 @@ PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
-.PHONY: help venv install run test lint bench clean distclean test-rllib test-tianshou examples
+.PHONY: help venv install run test lint bench clean distclean browser test-rllib test-tianshou examples
 
 help:
 	@sed -n 's/^#   make /  make /p' Makefile
@@ -51,8 +51,18 @@ run: $(STAMP)
 	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors heuristic --games $(EVAL_GAMES)
 	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors random --games $(EVAL_GAMES)
 
+# smear-serve's browser tests drive Debian's chromium with chromedriver: installed here when missing (as
+# root with apt-get; otherwise those tests skip and say why, unless SMEAR_REQUIRE_BROWSER is set).
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing chromium and chromium-driver (apt-get) for the browser tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+		else echo "note: no chromium/chromedriver (apt-get install chromium chromium-driver): browser tests skip"; fi; \
+	fi
+
 # pytest exits 5 when it collects no tests; that is not a failure here.
-test: $(STAMP)
+test: $(STAMP) browser
 	@rc=0; $(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): treated as success"; rc=0; fi; \
 	exit $$rc

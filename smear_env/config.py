@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 HIGH_LOW_VALUES = ("ace_seven", "in_play")
@@ -18,21 +18,25 @@ class RuleOptionError(ValueError):
 
 @dataclass(frozen=True)
 class SmearRules:
-    """Options of the game (RULES.md table); every field is validated on creation."""
+    """Options of the game (RULES.md table); every field is validated on creation.
 
-    kitty_size: int = 3
+    Each field's metadata gives its rule id (``"rule"``) and, for a closed set, its ``"choices"``: the
+    command-line flags of every front end are derived from them (:func:`smear_env.table.add_rule_arguments`),
+    so a new option is added here (plus the engine, ``docs/RULES.md`` and tests) and nowhere else."""
+
+    kitty_size: int = field(default=3, metadata={"rule": "R9", "choices": KITTY_SIZE_VALUES})
     """R9: how many stock cards the bidder takes, 0..3."""
-    target_score: int = 15
+    target_score: int = field(default=15, metadata={"rule": "R18"})
     """R18: the score that wins the game (integer >= 1)."""
-    high_low: str = "ace_seven"
+    high_low: str = field(default="ace_seven", metadata={"rule": "R13/R14", "choices": HIGH_LOW_VALUES})
     """R13/R14: ``"ace_seven"`` (ace and 7 of trump) or ``"in_play"`` (highest and lowest trump played)."""
-    game_point_tie: str = "nobody"
+    game_point_tie: str = field(default="nobody", metadata={"rule": "R16", "choices": GAME_POINT_TIE_VALUES})
     """R16: who wins the Game point on a tie: ``"nobody"`` or ``"bidder"``."""
-    all_pass: str = "redeal"
+    all_pass: str = field(default="redeal", metadata={"rule": "R8", "choices": ALL_PASS_VALUES})
     """R8: ``"redeal"`` (throw in, same dealer) or ``"dealer_must_bid"`` (the dealer is stuck)."""
-    win_requires_bid: bool = False
+    win_requires_bid: bool = field(default=False, metadata={"rule": "R19"})
     """R19: only the bidding team can win, in a hand where it made its contract."""
-    cap_defenders: bool = False
+    cap_defenders: bool = field(default=False, metadata={"rule": "R20"})
     """R20: a defending team's score never rises above target_score as a result of a hand."""
 
     def __post_init__(self) -> None:

@@ -56,18 +56,21 @@ State
     seat 0 (absolute seats), then the four hands (4 x 32), the kitty (32), the discards (32), the trump
     suit whether public or not (4, one-hot), and the stock as dealt (32; the kitty is its first cards).
 
-Rewards (partners always get the same reward; the two teams' rewards sum to zero)
-    ``reward="win"`` (default): at the end of the episode +1 to each player of the winning team, -1 to
-    the other (R18-R20). With ``episode="hand"`` a hand that does not end the game is won by the team
-    with the larger score change in it (0 to both when equal). A truncated episode (R21) gives 0.
-    ``reward="score"``: after each scored hand, own team's score change minus the other team's.
-    The ``TerminateIllegalWrapper`` of :func:`env` gives -1 to an agent that takes an illegal action (and 0
-    to the others) and ends the episode, as in PettingZoo's classic environments.
+Rewards and episodes (the table layer, :mod:`smear_env.table`, documents them once for every front end)
+    ``reward="win"`` (default): +1 / -1 to the players of the winning / losing team at the end of the
+    episode (R18-R20; a hand episode that does not end the game: the team with the larger score change
+    in it); a truncated episode (R21) gives 0. ``reward="score"``: after each scored hand, own team's
+    score change minus the other team's, in raw points. Partners always get the same reward; the two
+    teams' rewards sum to zero. The ``TerminateIllegalWrapper`` of :func:`env` gives -1 to an agent that
+    takes an illegal action (and 0 to the others) and ends the episode, as in PettingZoo's classic
+    environments.
 
-Episodes
     ``episode="game"`` (default): a whole game to ``target_score``; hands are dealt automatically.
-    ``episode="hand"``: one scored hand; thrown-in hands (R8) are redealt within the episode.
-    ``max_cycles`` (default 10_000): the episode is truncated after that many agent steps (R21).
+    ``episode="hand"``: one scored hand (thrown-in hands, R8, are redealt within the episode); the game
+    carries on across episodes: ``reset()`` without a seed deals its next hand (scores kept) until the
+    game is over, then starts a new one; ``reset(seed=...)`` or ``reset(options={"new_game": True})``
+    always starts a new game. ``max_cycles`` (default 10_000): a game is truncated after that many agent
+    steps (R21).
 
 Options (keyword arguments)
     every :class:`~smear_env.config.SmearRules` option (``kitty_size``, ``target_score``, ``high_low``,
@@ -98,92 +101,40 @@ from pettingzoo.utils import wrappers
 from .actions import NUM_ACTIONS, action_name
 from .cards import NUM_CARDS
 from .config import RuleOptionError, SmearRules
-from .game import GAME_OVER, HAND_OVER, Game, IllegalActionError
+from .game import Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, OBS_SIZE, RAW_LIMIT, action_mask, encode_game
 from .render import render_mode_output
+from .table import EPISODE_VALUES, REWARD_VALUES, OnTable, Table
+from .table import parse_options as table_parse_options
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
 STATE_SIZE = OBS_SIZE + 4 * NUM_CARDS + NUM_CARDS + NUM_CARDS + 4 + NUM_CARDS
 assert STATE_SIZE == 721
 
-EPISODE_VALUES = ("game", "hand")
-REWARD_VALUES = ("win", "score")
 RENDER_MODES = ("human", "ansi")
 ENV_OPTIONS = ("rules", "render_mode", "max_cycles", "episode", "reward")
-DEFAULT_MAX_CYCLES = 10_000
 
 
 def parse_options(kwargs: dict[str, Any]) -> tuple[SmearRules, dict[str, Any]]:
-    """Split and validate env keyword arguments into (rules, env options); errors name the key and the
-    allowed values."""
-    rule_names = SmearRules.option_names()
-    rule_opts = {}
-    env_opts: dict[str, Any] = {
-        "rules": None,
-        "render_mode": None,
-        "max_cycles": DEFAULT_MAX_CYCLES,
-        "episode": "game",
-        "reward": "win",
-    }
-    for key, value in kwargs.items():
-        if key in rule_names:
-            rule_opts[key] = value
-        elif key in ENV_OPTIONS:
-            env_opts[key] = value
-        else:
-            raise RuleOptionError(
-                f"unknown smear_v0 option {key!r}; valid options: {', '.join(ENV_OPTIONS + rule_names)}"
-            )
-    rules = env_opts.pop("rules")
-    if rules is not None:
-        if not isinstance(rules, SmearRules):
-            raise RuleOptionError(f"option rules={rules!r} must be a SmearRules instance")
-        if rule_opts:
-            raise RuleOptionError(
-                f"give either rules=SmearRules(...) or rule options ({', '.join(rule_opts)}), not both"
-            )
-    else:
-        rules = SmearRules.from_dict(rule_opts)
-    rm = env_opts["render_mode"]
+    """Split and validate env keyword arguments into (rules, env options) with
+    :func:`smear_env.table.parse_options`; errors name the key and the allowed values."""
+    rules, table_opts, extra = table_parse_options(kwargs, {"render_mode": None})
+    rm = extra["render_mode"]
     if rm is not None and rm not in RENDER_MODES:
         raise RuleOptionError(
             f"option render_mode={rm!r} is not allowed; allowed values: None, 'human', 'ansi'"
         )
-    mc = env_opts["max_cycles"]
-    if isinstance(mc, bool) or not isinstance(mc, int | np.integer) or mc < 1:
-        raise RuleOptionError(f"option max_cycles={mc!r} is not allowed; allowed values: an integer >= 1")
-    if env_opts["episode"] not in EPISODE_VALUES:
-        raise RuleOptionError(
-            f"option episode={env_opts['episode']!r} is not allowed; allowed values: 'game', 'hand'"
-        )
-    if env_opts["reward"] not in REWARD_VALUES:
-        raise RuleOptionError(
-            f"option reward={env_opts['reward']!r} is not allowed; allowed values: 'win', 'score'"
-        )
-    return rules, env_opts
-
-
-def hand_end_rewards(game: Game, episode: str, reward: str, game_over: bool) -> tuple[float, float] | None:
-    """Team rewards (team 0, team 1) after a scored hand, or None when there are none to give.
-
-    ``game_over``: this hand ends the episode (the game is over, or ``episode == "hand"``)."""
-    change = game.hand_result["score_change"] if game.hand_result is not None else (0, 0)
-    if reward == "score":
-        d = float(change[0] - change[1])
-        return (d, -d)
-    if not game_over:
-        return None
-    if game.winner is not None:
-        return (1.0, -1.0) if game.winner == 0 else (-1.0, 1.0)
-    d = change[0] - change[1]  # episode == "hand": the hand's winner
-    return (float(np.sign(d)), float(-np.sign(d)))
+    return rules, {"render_mode": rm, "table": table_opts, "max_cycles": table_opts.max_cycles,
+                   "episode": table_opts.episode, "reward": table_opts.reward}
 
 
 def set_env_options(env: Any, kwargs: dict[str, Any]) -> None:
     """Validate ``kwargs`` (:func:`parse_options`) and set an env's ``rules``, ``render_mode``,
-    ``max_cycles``, ``episode`` and ``reward_mode``; shared by :class:`raw_env` and the single-seat env."""
+    ``table_options`` (and, for reading, ``max_cycles``, ``episode``, ``reward_mode``); shared by
+    :class:`raw_env` and the single-seat env."""
     env.rules, opts = parse_options(kwargs)
     env.render_mode = opts["render_mode"]
+    env.table_options = opts["table"]
     env.max_cycles = int(opts["max_cycles"])
     env.episode = opts["episode"]
     env.reward_mode = opts["reward"]
@@ -277,7 +228,7 @@ def env(**kwargs: Any) -> AECEnv:
     return e
 
 
-class raw_env(AECEnv):
+class raw_env(OnTable, AECEnv):
     """The unwrapped smear_v0 AEC environment (see the module docstring). An illegal action raises
     :class:`~smear_env.game.IllegalActionError` naming it and the legal ones."""
 
@@ -308,9 +259,7 @@ class raw_env(AECEnv):
         assert np.all(np.abs(state_high) <= RAW_LIMIT)
         self.state_space = spaces.Box(state_low, state_high, dtype=np.float32)
         self._rng: np.random.Generator | None = None
-        self.game: Game | None = None
-        self.num_steps = 0
-        self._truncated = False
+        self.table = Table(self.rules, self.table_options)
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -321,18 +270,21 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is not None or self._rng is None:
-            self._rng = np.random.default_rng(seed)
-        self.game = Game(self.rules, seed=self._rng)
-        self.num_steps = 0
-        self._truncated = False
+        """A new episode: with ``episode="hand"`` and no ``seed`` the next hand of the game in progress
+        (scores kept) while it lasts, else a new game; ``options={"new_game": True}`` forces a new game."""
+        table = self.table
+        new_game = seed is not None or self._rng is None or bool((options or {}).get("new_game"))
+        if new_game or not table.next_episode():
+            if seed is not None or self._rng is None:
+                self._rng = np.random.default_rng(seed)
+            table.new_game(self._rng)
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {a: {} for a in AGENTS}
-        self.agent_selection = AGENTS[self.game.to_act]
+        self.agent_selection = AGENTS[self._require_game().to_act]
         if self.render_mode == "human":
             self.render()
 
@@ -345,38 +297,23 @@ class raw_env(AECEnv):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
-        game = self._require_game()
+        self._require_game()
         try:
-            game.apply(action)
+            st = self.table.apply(action)  # the table layer: hand ends, rewards, next hand (R8, R17-R21)
         except IllegalActionError as e:
             raise IllegalActionError(f"{agent}: {e}") from None
-        self.num_steps += 1
         self._cumulative_rewards[agent] = 0.0
         rewards = self.rewards
-        for a in AGENTS:
-            rewards[a] = 0.0
-        done = False
-        phase = game.phase
-        if phase >= HAND_OVER:
-            if game.hand_thrown_in:
-                game.start_next_hand()  # R8: redealt within the episode (both episode kinds)
-            else:
-                done = phase == GAME_OVER or self.episode == "hand"
-                team_r = hand_end_rewards(game, self.episode, self.reward_mode, done)
-                if team_r is not None:
-                    for i, a in enumerate(AGENTS):
-                        rewards[a] = team_r[i & 1]
-                if not done:
-                    game.start_next_hand()
-        if done:
+        for i, a in enumerate(AGENTS):
+            rewards[a] = st.rewards[i]
+        if st.terminated:
             self.terminations = dict.fromkeys(AGENTS, True)
-        elif self.num_steps >= self.max_cycles:
-            self._truncated = True  # R21
-            self.truncations = dict.fromkeys(AGENTS, True)
-        if not done:
-            self.agent_selection = AGENTS[game.to_act]
+        elif st.truncated:
+            self.truncations = dict.fromkeys(AGENTS, True)  # R21
+        if not st.terminated:
+            self.agent_selection = AGENTS[self._require_game().to_act]
         self._accumulate_rewards()
-        if done or self._truncated:
+        if st.done:
             self._deads_step_first()
         if self.render_mode == "human":
             self.render()
@@ -392,7 +329,7 @@ class raw_env(AECEnv):
 
     def record(self) -> dict[str, Any]:
         """The game so far as a smear-record/1 object (``truncated`` when the episode was truncated)."""
-        return self._require_game().to_record(players=list(AGENTS), truncated=self._truncated)
+        return self._require_game().to_record(players=list(AGENTS), truncated=self.table.truncated)
 
     # ------------------------------------------------------------------ helpers
     def _require_game(self) -> Game:
@@ -405,4 +342,5 @@ class raw_env(AECEnv):
         return [action_name(a) for a in self._require_game().legal_actions()]
 
 
-__all__ = ["env", "raw_env", "AGENTS", "STATE_SIZE", "parse_options", "set_env_options", "state_vector"]
+__all__ = ["env", "raw_env", "AGENTS", "EPISODE_VALUES", "REWARD_VALUES", "STATE_SIZE", "parse_options",
+           "set_env_options", "state_vector"]

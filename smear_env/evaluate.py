@@ -234,7 +234,11 @@ class _PairRunner:
         stats, recs = [], []
         for g, agents in enumerate(seatings):
             rngs = [agent_rng(self.seed, pair, g, s) for s in range(NUM_PLAYERS)]
-            game = _play(agents, self.rules, deals, self.max_hands, rngs)
+            try:
+                game = _play(agents, self.rules, deals, self.max_hands, rngs)
+            except Exception as e:  # e.g. a protocol bot failed: keep the records of the games finished
+                e.finished_records = recs  # type: ignore[attr-defined]
+                raise
             truncated = game.phase != GAME_OVER
             stats.append(game_stats(game, truncated))
             if self.records:
@@ -416,16 +420,21 @@ def run_match(
     # Build the agents here first, so that a bad spec fails fast with its own error, not in a worker.
     runner = _PairRunner(team_a, team_b, rules, seed, max_hands, want_records)
     name_a, name_b = runner.a[0].name, runner.b[0].name
-    if workers == 1:
-        for p in range(n_pairs):
-            take(runner.run(p))
-    else:
-        ctx = mp.get_context("spawn")
-        chunk = max(1, min(16, n_pairs // (workers * 8)))
-        with ctx.Pool(workers, initializer=_worker_init,
-                      initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, want_records)) as pool:
-            for out in pool.imap(_worker_run, range(n_pairs), chunksize=chunk):  # ordered: deterministic
-                take(out)
+    try:
+        if workers == 1:
+            for p in range(n_pairs):
+                take(runner.run(p))
+        else:
+            ctx = mp.get_context("spawn")
+            chunk = max(1, min(16, n_pairs // (workers * 8)))
+            with ctx.Pool(workers, initializer=_worker_init,
+                          initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, want_records)) as pool:
+                for out in pool.imap(_worker_run, range(n_pairs), chunksize=chunk):  # ordered: deterministic
+                    take(out)
+    except Exception as e:  # the match stops; every finished game is still passed to ``records``
+        for r in getattr(e, "finished_records", None) or ():
+            records(r)  # type: ignore[misc]
+        raise
     scores, margins, hands, totals = _aggregate(results)
     return MatchResult(
         team_a=name_a, team_b=name_b, rules=rules, seed=seed, games=games,
@@ -614,6 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args.agents) < 2:
         ap.error("give two agents (TEAM_A TEAM_B), or several with --tournament")
     # check the specs up front: a clear error instead of a traceback from a worker
+    from .agents.protocol import BotError
     from .agents.registry import make_agent
 
     for spec in args.agents:
@@ -648,6 +658,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 summary = run_match(args.agents[0], args.agents[1], args.games, rules, args.seed,
                                     args.workers, args.max_hands, records=write, progress=advance).summary()
+    except BotError as e:  # a protocol bot failed: the match stops, finished games are kept
+        kept = f"\nthe finished games are in {args.records}" if args.records else ""
+        err.print(f"smear-eval: match stopped: {e}{kept}", markup=False, highlight=False)
+        return 1
     finally:
         if rec_file is not None:
             rec_file.close()

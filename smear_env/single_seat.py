@@ -4,7 +4,8 @@ by given agents. For Stable-Baselines3 / sb3-contrib ``MaskablePPO`` (``action_m
 Observations and rewards belong to the learning seat: a step takes the learner's action, then plays the
 other seats until the learner is to act again (or the episode ends), and returns the learner's
 observation and the rewards its team earned meanwhile -- not the next player's (the flaw of the
-PettingZoo SB3 tutorial's wrapper). Built directly on the engine and :mod:`smear_env.observation`.
+PettingZoo SB3 tutorial's wrapper). The game loop is :class:`smear_env.table.Table` (rewards, hand and
+episode ends), observations come from :mod:`smear_env.observation`.
 
 Options:
 
@@ -16,12 +17,14 @@ Options:
   opponents' agent (or the middle one of three).
 * ``learning``: ``"seat"`` (default) or ``"team"`` (the learner plays both seats of its team, each
   observation being that of the seat to act).
-* ``seat``: ``"random"`` (default; drawn each episode from the env's seeded generator) or 0..3.
-* ``episode`` (``"game"`` | ``"hand"``), ``reward`` (``"win"`` | ``"score"``), ``max_cycles``: as in
-  :mod:`smear_env.env` (R18-R21); rule options as keyword arguments or ``rules=SmearRules(...)``.
+* ``seat``: ``"random"`` (default; drawn for each new game from the env's seeded generator) or 0..3.
+* ``episode`` (``"game"`` | ``"hand"``), ``reward`` (``"win"`` | ``"score"``), ``max_cycles``: the table
+  options of :mod:`smear_env.table` (R18-R21; with ``"hand"`` a ``reset()`` without a seed deals the next
+  hand of the same game, same seat and agents); rule options as keyword arguments or
+  ``rules=SmearRules(...)``.
 * ``render_mode``: ``None``, ``"human"`` or ``"ansi"``.
 
-Agents get ``start_game(seat, rules, rng)`` at each episode with generators derived from the env's.
+Agents get ``start_game(seat, rules, rng)`` at each new game with generators derived from the env's.
 An illegal action raises :class:`~smear_env.game.IllegalActionError` (``illegal_action="raise"``, the
 default) or, with ``illegal_action="terminate"``, ends the episode with reward -1 (as PettingZoo's
 ``TerminateIllegalWrapper``; generic checkers that step random actions need it). ``action_space.sample()``
@@ -41,10 +44,11 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS
 from .agents.base import RandomAgent
 from .config import RuleOptionError
-from .env import hand_end_rewards, set_env_options
-from .game import GAME_OVER, HAND_OVER, Game, IllegalActionError
+from .env import set_env_options
+from .game import HAND_OVER, Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
 from .render import render_mode_output
+from .table import OnTable, Table, play, start_agents
 
 LEARNING_VALUES = ("seat", "team")
 ILLEGAL_ACTION_VALUES = ("raise", "terminate")
@@ -71,7 +75,7 @@ def _is_agent(x: Any) -> bool:
     return hasattr(x, "act") and hasattr(x, "start_game")
 
 
-class SmearSingleSeatEnv(gymnasium.Env):
+class SmearSingleSeatEnv(OnTable, gymnasium.Env):
     """One learning seat (or team) against given agents; see the module docstring."""
 
     metadata = {"render_modes": ["human", "ansi"], "name": "smear_single_seat_v0", "render_fps": 1}
@@ -108,12 +112,10 @@ class SmearSingleSeatEnv(gymnasium.Env):
         self._players = self._make_players(opponents, partner)
         self.observation_space = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
         self.action_space = LegalDiscrete(NUM_ACTIONS, self._current_mask)
-        self.game: Game | None = None
+        self.table = Table(self.rules, self.table_options)
         self.seat = 0
-        self.num_steps = 0
         self._controlled: tuple[int, ...] = (0,)
-        self._done = False
-        self._truncated = False
+        self._others: dict[int, Any] = {}
 
     def _make_players(self, opponents: Any, partner: Any) -> dict[int, Any]:
         n_rel = (1, 3) if self.learning == "team" else (1, 2, 3)
@@ -161,53 +163,59 @@ class SmearSingleSeatEnv(gymnasium.Env):
         return players
 
     # ------------------------------------------------------------------ gymnasium API
+    @property
+    def _done(self) -> bool:
+        return self.table.terminated
+
+    @property
+    def _truncated(self) -> bool:
+        return self.table.truncated
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict]:
+        """A new episode: with ``episode="hand"`` and no ``seed`` the next hand of the game in progress
+        (same seat and agents, scores kept) while it lasts, else a new game; ``options={"new_game": True}``
+        forces a new game."""
         super().reset(seed=seed)
-        rng = self.np_random
-        self.seat = int(rng.integers(4)) if self.seat_option == "random" else int(self.seat_option)
-        self._controlled = (self.seat, (self.seat + 2) % 4) if self.learning == "team" else (self.seat,)
-        game_seed = int(rng.integers(2**63))
-        self.game = Game(self.rules, seed=np.random.default_rng(game_seed))
-        self._acts: dict[int, Callable[[dict[str, Any]], Any]] = {}
-        for rel, player in self._players.items():
-            s = (self.seat + rel) % 4
-            if _is_agent(player):
-                player.start_game(s, self.rules, np.random.default_rng(int(rng.integers(2**63))))
-                self._acts[s] = player.act
-            else:
-                self._acts[s] = player
-        self.num_steps = 0
-        self._done = False
-        self._truncated = False
-        self._advance(limit=False)  # before the learner's first action no hand can be scored
+        new_game = seed is not None or bool((options or {}).get("new_game"))
+        if new_game or not self.table.next_episode():
+            self._new_game()
+        play(self.table, self._others)  # before the learner's first action no hand can be scored
         if self.render_mode == "human":
             self.render()
         return self._obs(), self._info()
 
+    def _new_game(self) -> None:
+        rng = self.np_random
+        self.seat = int(rng.integers(4)) if self.seat_option == "random" else int(self.seat_option)
+        self._controlled = (self.seat, (self.seat + 2) % 4) if self.learning == "team" else (self.seat,)
+        game_seed = int(rng.integers(2**63))
+        self.table.new_game(np.random.default_rng(game_seed))
+        self._others = {(self.seat + rel) % 4: player for rel, player in self._players.items()}
+        rngs = {s: np.random.default_rng(int(rng.integers(2**63)))
+                for s, p in self._others.items() if _is_agent(p)}
+        start_agents({s: self._others[s] for s in rngs}, self.rules, rngs)
+
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
-        if self._done or self._truncated:
+        table = self.table
+        if table.done:
             raise RuntimeError("the episode is over; call reset()")
-        game = self._require_game()
-        seat = game.to_act
+        seat = self._require_game().to_act
         try:
-            game.apply(action)
+            st = table.apply(action)
         except IllegalActionError as e:
             if self.illegal_action == "terminate":
-                self._done = True  # the state is unchanged; the episode ends with ILLEGAL_REWARD
+                table.abandon()  # the state is unchanged; the episode ends with ILLEGAL_REWARD
                 info = self._info() | {"illegal_action": True}
                 return self._obs(), ILLEGAL_REWARD, True, False, info
             raise IllegalActionError(f"learning seat {seat}: {e}") from None
-        self.num_steps += 1
-        reward = self._after_action()
-        if not self._done:
-            reward += self._advance()
-        if not self._done and self.num_steps >= self.max_cycles:
-            self._truncated = True  # R21
+        reward = st.rewards[self.seat]
+        if not table.done:
+            reward += play(table, self._others)[self.seat]
         if self.render_mode == "human":
             self.render()
-        return self._obs(), float(reward), self._done, self._truncated, self._info()
+        return self._obs(), float(reward), table.terminated, table.truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner now (bool (72,)), for sb3-contrib MaskablePPO."""
@@ -224,7 +232,7 @@ class SmearSingleSeatEnv(gymnasium.Env):
 
     def record(self) -> dict[str, Any]:
         """The episode's game so far as a smear-record/1 object."""
-        return self._require_game().to_record(truncated=self._truncated)
+        return self._require_game().to_record(truncated=self.table.truncated)
 
     # ------------------------------------------------------------------ internals
     def _require_game(self) -> Game:
@@ -244,42 +252,6 @@ class SmearSingleSeatEnv(gymnasium.Env):
     def _info(self) -> dict[str, Any]:
         game = self._require_game()
         return {"seat": self._obs_seat(), "scores": tuple(game.scores), "hand_number": game.hand_number}
-
-    def _after_action(self) -> float:
-        """Handle the end of a hand after an action; the learner team's reward."""
-        game = self._require_game()
-        if game.phase < HAND_OVER:
-            return 0.0
-        if game.hand_thrown_in:
-            game.start_next_hand()  # R8
-            return 0.0
-        done = game.phase == GAME_OVER or self.episode == "hand"
-        team_r = hand_end_rewards(game, self.episode, self.reward_mode, done)
-        if done:
-            self._done = True
-        else:
-            game.start_next_hand()
-        return 0.0 if team_r is None else team_r[self.seat & 1]
-
-    def _advance(self, limit: bool = True) -> float:
-        """Play the other seats until a controlled seat is to act or the episode ends; reward earned."""
-        game = self._require_game()
-        reward = 0.0
-        controlled = self._controlled
-        while not self._done and game.to_act not in controlled:
-            if limit and self.num_steps >= self.max_cycles:
-                self._truncated = True
-                break
-            seat = game.to_act
-            obs = {"observation": encode_game(game, seat), "action_mask": action_mask(game, seat)}
-            a = self._acts[seat](obs)
-            try:
-                game.apply(a)
-            except IllegalActionError as e:
-                raise IllegalActionError(f"agent of seat {seat}: {e}") from None
-            self.num_steps += 1
-            reward += self._after_action()
-        return reward
 
 
 def make_env(

@@ -7,7 +7,10 @@ Specs:
 * ``pimc`` or ``pimc:samples=16,budget_ms=80`` -- ``smear_env.agents.pimc.PimcAgent(rules, **options)``
   (imported lazily; option values are parsed as int, then float, then ``true``/``false``, else kept as text);
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
-  ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch).
+  ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch);
+* ``cmd:<command line>`` or ``cmd[timeout=5]:<command line>`` -- a bot in any language, run as a child
+  process speaking the line-based JSON protocol of docs/PROTOCOL.md
+  (:class:`~smear_env.agents.protocol.ProtocolAgent`).
 
 The agent's ``name`` is set to its spec, so records and tables show what was asked for.
 """
@@ -28,7 +31,9 @@ def _valid_specs() -> str:
     return (
         "valid specs: 'random', 'heuristic', 'pimc' or 'pimc:key=value,...' "
         "(e.g. 'pimc:samples=16,budget_ms=80'), "
-        f"or the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}')"
+        f"the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}'), "
+        "or 'cmd:<command line>' for a bot speaking docs/PROTOCOL.md "
+        "(e.g. 'cmd:python examples/random_bot.py')"
     )
 
 
@@ -75,6 +80,10 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
     text = spec.strip()
     base, _, opts = text.partition(":")
     agent: Any
+    if text.startswith(("cmd:", "cmd[")):
+        from .protocol import ProtocolAgent
+
+        return ProtocolAgent.from_spec(text)  # named by its spec
     if base in ("random", "heuristic") and not opts:
         if base == "random":
             agent = RandomAgent()

@@ -1,0 +1,810 @@
+"""The batched engine: N games of Smear held as numpy arrays and stepped together, exactly the rules of
+:mod:`smear_env.game` (R1-R21, every :class:`~smear_env.config.SmearRules` option).
+
+Each *lane* holds one game. Every call to :meth:`VectorGame.step` takes one decision in every lane
+(the seat to act is ``to_act``); there is no Python loop over lanes on the hot path, only array
+operations (a loop runs over the lanes whose hand ends, and only when recording).
+
+Contract
+--------
+``VectorGame(num_games, rules=SmearRules(), seed=0, record=False, max_hands=200)``
+
+``to_act``
+    ``(N,)`` int64, the seat to act in each lane (somebody always acts: lanes never rest in
+    ``HAND_OVER`` or ``GAME_OVER``).
+``legal_mask()``
+    ``(N, 72)`` bool, the legal actions of the seat to act (the :mod:`smear_env.actions` layout); equal
+    to ``observation.action_mask(game, game.to_act)`` of the reference engine.
+``observe(seats=None)``
+    ``(N, 493)`` float32, identical to ``observation.encode_game(game, seat)`` (= ``encode`` of that
+    seat's view); ``seats=None`` observes the seat to act in every lane, an ``(N,)`` array any seat per
+    lane.
+``step(actions)``
+    ``(N,)`` action ids, one per lane. Returns a :class:`StepResult`. An illegal action in any lane
+    raises :class:`VectorIllegalActionError` (an :class:`~smear_env.game.IllegalActionError`) naming the
+    lane, the action and its legal actions; no lane moves.
+``random_actions(rng)``
+    a uniformly random legal action per lane from a ``numpy.random.Generator`` (see also
+    :func:`random_actions` for any mask).
+``records()``
+    with ``record=True``: the games finished (or truncated) since the last call, as ``smear-record/1``
+    dicts (replayable by :func:`smear_env.record.replay`, valid against ``smear_env/schema``); clears them.
+
+Rewards (the table layer's scale)
+---------------------------------
+``StepResult.reward_score`` (N, 4) float32: on a step that scored a hand, own team's score change minus
+the other team's, in raw points (R17, R20; not divided by anything), for each seat; 0 otherwise.
+``StepResult.reward_win`` (N, 4) float32: +1 to the winners and -1 to the losers on the step that ends a
+game (R18, R19); 0 otherwise, and 0 when the game is truncated (R21).
+
+``hand_over`` is set on a step that *scored* a hand. A thrown-in hand (R8 ``redeal``) is not scored:
+``hand_over`` stays False and ``thrown_in`` is set; the same dealer redeals at once. ``game_over`` is set
+when the hand ended the game (``winner`` gives the team), ``truncated`` when the lane reached
+``max_hands`` hands (every dealt hand counts, thrown-in ones too, as ``len(Game.history)``) without a
+winner (R21). Either way the lane starts its next game in the same step, so after ``step`` every lane
+is ready for its next decision.
+
+Deals and seeds
+---------------
+Deals come from a counter-based hash (splitmix64), not from a shared generator, so a lane's games do
+not depend on the number of lanes or on the other lanes: hand ``h`` of game ``g`` in lane ``l`` of an
+engine seeded ``s`` is :func:`lane_deal` ``(s, l, g, h)``, and the first dealer of that game (R4) comes
+from the same hash. The reference engine plays exactly the same game from these deals:
+:func:`reference_game` builds it (``Game.from_deal``), and each later hand is
+``game.start_next_hand(deal=lane_deal(s, l, g, game.hand_number + 1)[1:])``. Records carry
+``"seed": null`` (their deals are explicit).
+
+Since a lane deals its next hand inside ``step``, the state at the end of a hand (its last trick on the
+table) is never observed; ``StepResult`` reports what that hand scored.
+
+Implementation
+--------------
+State is a few int64 arrays per lane (``memory_bytes()``: about 450 bytes a lane): hands, cards played,
+tricks won, kitty and discards as 32-bit card masks (card id ``suit * 8 + rank``, bit ``card``), plus
+small integers (phase, seat to act, bids, trump, trick). Legality is computed as three bit words per lane
+(actions 0-7, discards by card, plays by card); ``legal_mask`` unpacks them, ``step`` tests one bit,
+``random_actions`` selects the r-th set bit. ``observe`` assembles the 0/1 features as 512 bits per lane
+and unpacks them with one ``numpy.unpackbits``. ``benchmarks/vector_speed.py`` measures it against the
+reference engine and the ``raw_env`` loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .actions import NUM_ACTIONS, action_name
+from .cards import CARD_NAMES, NUM_CARDS, RANK_GAME_VALUE, SUIT_CHARS
+from .config import SmearRules
+from .game import (
+    BIDDING,
+    DISCARD,
+    NUM_PLAYERS,
+    PLAY,
+    POINT_NAMES,
+    TRUMP,
+    Game,
+    IllegalActionError,
+    Phase,
+)
+from .observation import (
+    BIDDER,
+    BIDS,
+    CONTRACT,
+    DEALER,
+    DISCARDS,
+    HAND,
+    HAND_SIZES,
+    KITTY,
+    KITTY_SIZE,
+    NUM_BID_STATES,
+    OBS_SIZE,
+    PHASE,
+    PLAYED_BY,
+    SCORES,
+    STUCK,
+    TARGET,
+    TO_ACT,
+    TRICK,
+    TRICK_LEADER,
+    TRUMP_,
+    VOIDS,
+    WON,
+)
+
+__all__ = [
+    "StepResult",
+    "VectorGame",
+    "VectorIllegalActionError",
+    "lane_deal",
+    "random_actions",
+    "reference_game",
+]
+
+_I = np.int64
+# Suit masks by trump index; index -1 (no trump yet) gives 0.
+_SUIT_MASK = np.array([0xFF, 0xFF00, 0xFF0000, 0xFF000000, 0], dtype=_I)
+# R6: bid actions 1..3 (bids 2..4) allowed above the high bid, by high bid (0, -, 2, 3).
+_BID_BITS = np.array([0b1110, 0, 0b1100, 0b1000, 0], dtype=_I)
+# R16 card total by byte of a mask; highest / lowest set bit of a byte (-1 for 0).
+_GP_BYTE = np.array([sum(RANK_GAME_VALUE[r] for r in range(8) if b >> r & 1) for b in range(256)], dtype=_I)
+_HIGH_BIT = np.array([b.bit_length() - 1 for b in range(256)], dtype=_I)
+_LOW_BIT = np.array([(b & -b).bit_length() - 1 for b in range(256)], dtype=_I)
+_SEATS = np.arange(NUM_PLAYERS, dtype=_I)
+# popcount of a byte; position of the r-th set bit of a byte (0 where there is none)
+_POP_BYTE = np.array([b.bit_count() for b in range(256)], dtype=_I)
+_SELECT_BYTE = np.array(
+    [[([i for i in range(8) if b >> i & 1] + [0] * 8)[r] for r in range(8)] for b in range(256)], dtype=_I
+)
+_BID_OFFSETS = NUM_BID_STATES * _SEATS  # bit of bid state b of relative seat r: 5 r + b
+
+# splitmix64 constants (deals, R4/R5)
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+class VectorIllegalActionError(IllegalActionError):
+    """An illegal action in one lane of a :class:`VectorGame`; ``lane``, ``action`` and ``legal`` say which.
+    No lane moved."""
+
+    def __init__(self, message: str, lane: int, action: int, legal: tuple[int, ...]) -> None:
+        super().__init__(message)
+        self.lane = lane
+        self.action = action
+        self.legal = legal
+
+
+@dataclass
+class StepResult:
+    """What one :meth:`VectorGame.step` did in each lane (arrays of N rows; see the module docstring)."""
+
+    hand_over: np.ndarray
+    """(N,) bool: a hand was scored in this step (a thrown-in hand is not)."""
+    thrown_in: np.ndarray
+    """(N,) bool: every player passed and the hand was thrown in (R8 redeal)."""
+    game_over: np.ndarray
+    """(N,) bool: the scored hand ended the game (R18, R19)."""
+    truncated: np.ndarray
+    """(N,) bool: the game reached ``max_hands`` hands without a winner (R21)."""
+    winner: np.ndarray
+    """(N,) int64: winning team where ``game_over``, else -1."""
+    score_delta: np.ndarray
+    """(N, 2) int64: team score changes of the hand scored in this step (0 elsewhere)."""
+    scores: np.ndarray
+    """(N, 2) int64: team scores after this step's hand, before a new game resets them (the final scores
+    where ``game_over`` or ``truncated``)."""
+    reward_score: np.ndarray
+    """(N, 4) float32: per seat, own team's score change minus the other's, raw points, on ``hand_over``."""
+    reward_win: np.ndarray
+    """(N, 4) float32: +1 winners / -1 losers on ``game_over``; 0 otherwise and when truncated."""
+
+
+# ------------------------------------------------------------------------------------------------ deals
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def _hand_keys(seed: int, lanes: np.ndarray, games: np.ndarray, hands: np.ndarray) -> np.ndarray:
+    """One uint64 per (lane, game, hand) of an engine seeded ``seed``."""
+    base = _mix(np.full(lanes.shape, np.uint64(seed & 0xFFFFFFFFFFFFFFFF)) + _GAMMA)
+    for v in (lanes, games, hands):
+        base = _mix(base + (v.astype(np.uint64) + np.uint64(1)) * _GAMMA)
+    return base
+
+
+_CARD_STEPS = (np.arange(1, NUM_CARDS + 1, dtype=np.uint64) * _GAMMA)[None, :]
+
+
+def _deals(
+    seed: int, lanes: np.ndarray, games: np.ndarray, hands: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(permutations (k, 32) of the deck, first dealers (k,)) of the given hands: cards 0-5 of a
+    permutation go to seat 0, ..., 18-23 to seat 3, 24-31 are the stock in order (R5, R9)."""
+    key = _hand_keys(seed, lanes, games, hands)
+    perm = np.argsort(_mix(key[:, None] + _CARD_STEPS), axis=1, kind="stable")
+    dealer = (_mix(key ^ _M1) >> np.uint64(62)).astype(_I)
+    return perm.astype(_I), dealer
+
+
+def lane_deal(seed: int, lane: int, game: int, hand: int) -> tuple[int, list[list[int]], list[int]]:
+    """``(first_dealer, hands, stock)`` of hand ``hand`` of game ``game`` in lane ``lane`` of a
+    :class:`VectorGame` seeded ``seed``; ``hands`` are 4 sorted lists of 6 card ids, ``stock`` 8 card ids in
+    order (the kitty first, R9). ``first_dealer`` is the game's first dealer (R4), meaningful for hand 0."""
+    one = np.array([0], dtype=_I)
+    perm, dealer = _deals(seed, one + lane, one + game, one + hand)
+    p = perm[0].tolist()
+    return int(dealer[0]), [sorted(p[6 * i : 6 * i + 6]) for i in range(NUM_PLAYERS)], p[24:]
+
+
+def reference_game(rules: SmearRules, seed: int, lane: int, game: int) -> Game:
+    """The reference :class:`~smear_env.game.Game` that lane ``lane`` plays as its game ``game``, at the
+    start of its first hand. Deal each later hand with
+    ``g.start_next_hand(deal=lane_deal(seed, lane, game, g.hand_number + 1)[1:])``."""
+    dealer, hands, stock = lane_deal(seed, lane, game, 0)
+    return Game.from_deal(hands, stock, dealer, rules)
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _bits32_to_bool(x: np.ndarray) -> np.ndarray:
+    """(..., k) masks of up to 32 bits -> (..., 32k) bool, bit i of mask j at 32j + i."""
+    b = np.ascontiguousarray(x.astype("<u4")).view(np.uint8)
+    return np.unpackbits(b, axis=-1, bitorder="little").view(bool)
+
+
+def _game_points(m: np.ndarray) -> np.ndarray:
+    t = _GP_BYTE
+    return t[m & 255] + t[(m >> 8) & 255] + t[(m >> 16) & 255] + t[(m >> 24) & 255]
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per row of a ``(N, 72)`` bool mask (one uniform float per row)."""
+    mask = np.asarray(mask, dtype=bool)
+    counts = mask.sum(axis=1)
+    if (counts == 0).any():
+        raise ValueError(f"rows {np.flatnonzero(counts == 0)[:8].tolist()} of the mask have no legal action")
+    r = (rng.random(mask.shape[0]) * counts).astype(_I)
+    cum = np.cumsum(mask, axis=1, dtype=np.int16)
+    return (cum <= r[:, None]).sum(axis=1).astype(_I)
+
+
+# ------------------------------------------------------------------------------------------------ engine
+class VectorGame:
+    """N games of Smear stepped as arrays (see the module docstring for the contract)."""
+
+    def __init__(
+        self,
+        num_games: int,
+        rules: SmearRules | None = None,
+        seed: int = 0,
+        record: bool = False,
+        max_hands: int = 200,
+    ) -> None:
+        if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer) or num_games < 1:
+            raise ValueError(f"num_games must be an integer >= 1, not {num_games!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
+        if isinstance(max_hands, bool) or not isinstance(max_hands, int | np.integer) or max_hands < 1:
+            raise ValueError(f"max_hands must be an integer >= 1, not {max_hands!r}")
+        self.rules = rules if rules is not None else SmearRules()
+        if not isinstance(self.rules, SmearRules):
+            raise TypeError(f"rules must be a SmearRules, not {type(self.rules).__name__}")
+        n = self.num_games = int(num_games)
+        self.seed = int(seed)
+        self.max_hands = int(max_hands)
+        self.recording = bool(record)
+        self._k = self.rules.kitty_size
+        self._stuck_rule = self.rules.all_pass == "dealer_must_bid"
+        self._ar = np.arange(n, dtype=_I)
+        self._ar2 = self._ar[:, None]
+        z = lambda *shape: np.zeros((n, *shape), dtype=_I)  # noqa: E731
+        # per game
+        self.game_index = z()  # games started in this lane before the current one
+        self.hand_number = z()  # hands dealt in the current game before the current one
+        self.scores = z(2)
+        # per hand
+        self.dealer = z()
+        self.phase = z()
+        self.to_act = z()
+        self.hands = z(4)  # card bitmasks by seat
+        self.deal = z(4)  # the hands as dealt (bitmasks)
+        self.stock = z(8)  # stock card ids, kitty first (R9)
+        self.bids = z(4)  # bid state by seat: 0 not acted, 1 pass, 2..4 bid
+        self.high_bid = z()
+        self.bidder = z()  # high bidder so far (-1 none); the bidder once bidding is over
+        self.kitty = z()
+        self.trump = z()  # -1 until named (R10) or led (kitty_size 0)
+        self.discards = z()
+        self.n_discards = z()
+        self.discard_order = z(3)
+        self.trick = z(4)  # card played by each seat in the current trick, -1 none
+        self.trick_bits = z()  # the cards of the current trick
+        self.led = z()  # suit led in the current trick, -1 none
+        self.trick_len = z()
+        self.leader = z()  # seat that led the current trick
+        self.tricks_done = z()
+        self.won = z(2)
+        self.played_by = z(4)
+        self.voids = z(4)
+        self._legal: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # flat views of the per-seat / per-team arrays, indexed by 4 * lane + seat (2 * lane + team)
+        self._hands_f = self.hands.reshape(-1)
+        self._played_f = self.played_by.reshape(-1)
+        self._trick_f = self.trick.reshape(-1)
+        self._voids_f = self.voids.reshape(-1)
+        self._won_f = self.won.reshape(-1)
+        if self.recording:
+            self._log = z(32)  # actions of the current hand (4 bids + trump + 3 discards + 24 plays)
+            self._log_len = z()
+            self._trick_winners = z(6)
+            self._hand_records: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+            self._finished: list[dict[str, Any]] = []
+        self._start_hands(self._ar, new_game=np.ones(n, dtype=bool))
+
+    # -------------------------------------------------------------------------------- dealing
+    def _start_hands(self, idx: np.ndarray, new_game: np.ndarray) -> None:
+        """Deal the current hand of lanes ``idx`` (the first hand of a game where ``new_game``)."""
+        perm, first_dealer = _deals(self.seed, idx, self.game_index[idx], self.hand_number[idx])
+        self.dealer[idx] = np.where(new_game, first_dealer, self.dealer[idx])
+        hands = np.bitwise_or.reduce(np.left_shift(1, perm[:, :24]).reshape(-1, 4, 6), axis=2)
+        self.hands[idx] = hands
+        self.deal[idx] = hands
+        self.stock[idx] = perm[:, 24:]
+        self.phase[idx] = BIDDING
+        self.to_act[idx] = (self.dealer[idx] + 1) & 3  # R6
+        for arr, v in ((self.bids, 0), (self.trick, -1), (self.won, 0), (self.played_by, 0), (self.voids, 0)):
+            arr[idx] = v
+        for arr, v in ((self.high_bid, 0), (self.bidder, -1), (self.kitty, 0), (self.trump, -1),
+                       (self.discards, 0), (self.n_discards, 0), (self.trick_len, 0), (self.leader, -1),
+                       (self.trick_bits, 0), (self.led, -1),
+                       (self.tricks_done, 0)):
+            arr[idx] = v
+        if self.recording:
+            self._log_len[idx] = 0
+
+    # -------------------------------------------------------------------------------- legality
+    def _legal_bits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per lane: bits of actions 0..7, of discard actions (by card), of play actions (by card)."""
+        if self._legal is not None:
+            return self._legal
+        phase = self.phase
+        ar = self._ar
+        hand = self._hands_f[(ar << 2) + self.to_act]
+        tmask = _SUIT_MASK[self.trump]
+        # R6, R8: bids above the high bid; pass unless the dealer is stuck.
+        bid = _BID_BITS[self.high_bid]
+        if self._stuck_rule:
+            stuck = (self.to_act == self.dealer) & (self.high_bid == 0)
+            bid = bid | np.where(stuck, 0, 1)
+        else:
+            bid = bid | 1
+        # R10: trump among the suits in hand.
+        trump_bits = (
+            ((hand & 0xFF) != 0) * 16 + ((hand & 0xFF00) != 0) * 32
+            + ((hand & 0xFF0000) != 0) * 64 + ((hand & 0xFF000000) != 0) * 128
+        )
+        lo = np.where(phase == BIDDING, bid, np.where(phase == TRUMP, trump_bits, 0))
+        # R11: a trump only while every card is a trump.
+        non_trump = hand & ~tmask
+        disc = np.where(phase == DISCARD, np.where(non_trump != 0, non_trump, hand), 0)
+        # R12, R10: follow the suit led or trump; the first lead (kitty > 0) must be trump.
+        led_mask = _SUIT_MASK[self.led]
+        follow = hand & led_mask
+        first_lead = (self.trick_len == 0) & (self.tricks_done == 0) & (self.trump >= 0)
+        play = np.where(
+            self.trick_len == 0,
+            np.where(first_lead, hand & tmask, hand),
+            np.where(follow != 0, follow | (hand & tmask), hand),
+        )
+        play = np.where(phase == PLAY, play, 0)
+        self._legal = (lo, disc, play)
+        return self._legal
+
+    def legal_mask(self) -> np.ndarray:
+        """(N, 72) bool: legal actions of the seat to act in each lane."""
+        lo, disc, play = self._legal_bits()
+        n = self.num_games
+        packed = np.empty((n, 9), dtype=np.uint8)
+        packed[:, 0] = lo
+        packed[:, 1:5] = disc.astype("<u4").view(np.uint8).reshape(n, 4)
+        packed[:, 5:9] = play.astype("<u4").view(np.uint8).reshape(n, 4)
+        return np.unpackbits(packed, axis=1, count=NUM_ACTIONS, bitorder="little").view(bool)
+
+    def legal_actions(self, lane: int) -> tuple[int, ...]:
+        """Legal action ids of one lane (for messages and tests)."""
+        return tuple(int(a) for a in np.flatnonzero(self.legal_mask()[lane]))
+
+    def random_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action in every lane (one uniform float per lane from ``rng``); the
+        same draw as :func:`random_actions` of :meth:`legal_mask`, without building the mask."""
+        lo, disc, play = self._legal_bits()
+        # Only one of the three is non-zero in a lane (it depends on the phase).
+        m = lo | disc | play
+        base = np.where(lo != 0, 0, np.where(disc != 0, 8, 40))
+        # the r-th set bit of m (from bit 0): find its byte from the bytes' popcounts, then look it up
+        pop = _POP_BYTE
+        c1 = pop[m & 255]
+        c2 = c1 + pop[(m >> 8) & 255]
+        c3 = c2 + pop[(m >> 16) & 255]
+        r = (rng.random(self.num_games) * (c3 + pop[m >> 24])).astype(_I)
+        byte = (r >= c1).astype(_I) + (r >= c2) + (r >= c3)
+        before = np.where(byte == 0, 0, np.where(byte == 1, c1, np.where(byte == 2, c2, c3)))
+        shift = byte << 3
+        return base + shift + _SELECT_BYTE[(m >> shift) & 255, r - before]
+
+    def _check(self, actions: Any) -> np.ndarray:
+        a = np.asarray(actions)
+        if a.shape != (self.num_games,):
+            raise ValueError(f"actions must have shape ({self.num_games},), got {a.shape}")
+        if a.dtype.kind not in "iu":
+            raise IllegalActionError(f"actions must be integer action ids, not dtype {a.dtype}")
+        a = a.astype(_I)
+        lo, disc, play = self._legal_bits()
+        inside = (a >= 0) & (a < NUM_ACTIONS)
+        ac = np.where(inside, a, 0)
+        bit = np.where(ac < 8, lo >> np.minimum(ac, 7),
+                       np.where(ac < 40, disc >> np.clip(ac - 8, 0, 31), play >> np.clip(ac - 40, 0, 31)))
+        ok = inside & ((bit & 1) == 1)
+        if not ok.all():
+            lane = int(np.flatnonzero(~ok)[0])
+            act = int(a[lane])
+            legal = self.legal_actions(lane)
+            names = ", ".join(f"{x} ({action_name(x)})" for x in legal)
+            raise VectorIllegalActionError(
+                f"lane {lane}: action {act} ({action_name(act)}) is not legal for player "
+                f"{int(self.to_act[lane])} in phase {Phase(int(self.phase[lane])).name}; "
+                f"legal actions: {names}",
+                lane, act, legal,
+            )
+        return a
+
+    # -------------------------------------------------------------------------------- step
+    def step(self, actions: Any) -> StepResult:
+        """Take one decision in every lane (see the module docstring); returns a :class:`StepResult`."""
+        a = self._check(actions)
+        self._legal = None
+        n = self.num_games
+        phase = self.phase
+        if self.recording:
+            self._log[self._ar, self._log_len] = a
+            self._log_len += 1
+        i_play = np.flatnonzero(phase == PLAY)
+        i_bid = np.flatnonzero(phase == BIDDING)
+        i_trump = np.flatnonzero(phase == TRUMP)
+        i_disc = np.flatnonzero(phase == DISCARD)
+        thrown = np.zeros(n, dtype=bool)
+        scored = np.zeros(n, dtype=bool)
+        if i_bid.size:
+            self._bid(i_bid, a[i_bid], thrown)
+        if i_trump.size:
+            self.trump[i_trump] = a[i_trump] - 4
+            self.phase[i_trump] = DISCARD
+        if i_disc.size:
+            self._discard(i_disc, a[i_disc] - 8)
+        if i_play.size:
+            self._play(i_play, a[i_play] - 40, scored)
+        res = StepResult(
+            hand_over=scored,
+            thrown_in=thrown,
+            game_over=np.zeros(n, dtype=bool),
+            truncated=np.zeros(n, dtype=bool),
+            winner=np.full(n, -1, dtype=_I),
+            score_delta=np.zeros((n, 2), dtype=_I),
+            scores=self.scores.copy(),
+            reward_score=np.zeros((n, 4), dtype=np.float32),
+            reward_win=np.zeros((n, 4), dtype=np.float32),
+        )
+        i_scored = np.flatnonzero(scored)
+        if i_scored.size:
+            self._score(i_scored, res)
+        ended = scored | thrown
+        if ended.any():
+            self._end_hands(np.flatnonzero(ended), res)
+        return res
+
+    def _bid(self, idx: np.ndarray, act: np.ndarray, thrown: np.ndarray) -> None:
+        seat = self.to_act[idx]
+        bid = np.where(act == 0, 0, act + 1)
+        self.bids[idx, seat] = np.where(bid == 0, 1, bid)
+        has = bid > 0
+        self.high_bid[idx] = np.where(has, bid, self.high_bid[idx])
+        bidder = np.where(has, seat, self.bidder[idx])
+        self.bidder[idx] = bidder
+        end = (bid == 4) | (seat == self.dealer[idx])  # R7
+        self.to_act[idx] = np.where(end, seat, (seat + 1) & 3)
+        if not end.any():
+            return
+        je = idx[end]
+        b = bidder[end]
+        out = b < 0
+        if out.any():  # R8 redeal: thrown in
+            thrown[je[out]] = True
+        jb = je[~out]
+        b = b[~out]
+        if not jb.size:
+            return
+        self.to_act[jb] = b
+        self.leader[jb] = b  # R12: the bidder leads the first trick
+        if self._k:
+            kitty = np.bitwise_or.reduce(np.left_shift(1, self.stock[jb, : self._k]), axis=1)  # R9
+            self.kitty[jb] = kitty
+            self.hands[jb, b] |= kitty
+            self.phase[jb] = TRUMP
+        else:
+            self.phase[jb] = PLAY
+
+    def _discard(self, idx: np.ndarray, c: np.ndarray) -> None:
+        seat = self.to_act[idx]
+        bit = np.left_shift(1, c)
+        self.hands[idx, seat] &= ~bit
+        self.discards[idx] |= bit
+        nd = self.n_discards[idx]
+        self.discard_order[idx, nd] = c
+        nd = nd + 1
+        self.n_discards[idx] = nd
+        self.phase[idx] = np.where(nd == self._k, PLAY, DISCARD)
+
+    def _play(self, idx: np.ndarray, c: np.ndarray, scored: np.ndarray) -> None:
+        seat = self.to_act[idx]
+        fi = (idx << 2) + seat  # flat index of (lane, seat)
+        bit = np.left_shift(1, c)
+        self._hands_f[fi] ^= bit
+        self._played_f[fi] |= bit
+        self._trick_f[fi] = c
+        suit = c >> 3
+        led = self.led[idx]
+        lead = led < 0
+        led = np.where(lead, suit, led)
+        self.led[idx] = led
+        self.leader[idx] = np.where(lead, seat, self.leader[idx])
+        trump = self.trump[idx]
+        if not self._k:
+            trump = np.where(trump < 0, suit, trump)  # R10, kitty_size 0: the first card led
+            self.trump[idx] = trump
+        void = np.flatnonzero((suit != led) & (suit != trump))  # never on a lead
+        if void.size:
+            self._voids_f[fi[void]] |= np.left_shift(1, led[void])
+        tbits = self.trick_bits[idx] | bit
+        self.trick_bits[idx] = tbits
+        tl = self.trick_len[idx] + 1
+        self.trick_len[idx] = tl
+        self.to_act[idx] = (seat + 1) & 3
+        full = np.flatnonzero(tl == 4)
+        if not full.size:
+            return
+        j = idx[full]
+        cards = self.trick[j]
+        s = cards >> 3
+        key = (cards & 7) + np.where(s == trump[full, None], 64, 0) + np.where(s == led[full, None], 32, 0)
+        winner = np.argmax(key, axis=1)  # R12
+        self._won_f[(j << 1) + (winner & 1)] |= tbits[full]
+        td = self.tricks_done[j]
+        if self.recording:
+            self._trick_winners[j, td] = winner
+        td = td + 1
+        self.tricks_done[j] = td
+        self.to_act[j] = winner
+        self.leader[j] = winner
+        self.trick_len[j] = 0
+        self.trick_bits[j] = 0
+        self.led[j] = -1
+        self.trick[j] = -1
+        scored[j[td == 6]] = True
+
+    def _score(self, idx: np.ndarray, res: StepResult) -> None:
+        """R13-R20 for the lanes ``idx`` whose sixth trick is complete."""
+        rules = self.rules
+        trump = self.trump[idx]
+        pb = self.played_by[idx]
+        shift = 8 * trump
+        if rules.high_low == "ace_seven":
+            high_c = shift + 7
+            low_c = shift
+        else:
+            tp = ((pb[:, 0] | pb[:, 1] | pb[:, 2] | pb[:, 3]) >> shift) & 0xFF
+            high_c = np.where(tp > 0, shift + _HIGH_BIT[tp], -1)
+            low_c = np.where(tp > 0, shift + _LOW_BIT[tp], -1)
+
+        def team_that_played(c: np.ndarray) -> np.ndarray:
+            has = (pb >> np.maximum(c, 0)[:, None]) & 1
+            has[c < 0] = 0
+            return np.where(has.any(axis=1), np.argmax(has, axis=1) & 1, -1)
+
+        high = team_that_played(high_c)  # R13
+        low = team_that_played(low_c)  # R14
+        won = self.won[idx]
+        jack_bit = np.left_shift(1, shift + 4)
+        jack = np.where(won[:, 0] & jack_bit, 0, np.where(won[:, 1] & jack_bit, 1, -1))  # R15
+        bteam = self.bidder[idx] & 1
+        cp = _game_points(won)
+        cp[np.arange(idx.size), bteam] += _game_points(self.discards[idx])  # R16
+        tie = bteam if rules.game_point_tie == "bidder" else np.full(idx.size, -1, dtype=_I)
+        game = np.where(cp[:, 0] > cp[:, 1], 0, np.where(cp[:, 1] > cp[:, 0], 1, tie))
+        pts = np.stack([high, low, jack, game], axis=1)
+        wp = np.stack([(pts == 0).sum(axis=1), (pts == 1).sum(axis=1)], axis=1)
+        r = np.arange(idx.size)
+        dteam = 1 - bteam
+        contract = self.high_bid[idx]
+        made = wp[r, bteam] >= contract  # R17
+        change = np.empty_like(wp)
+        change[r, bteam] = np.where(made, wp[r, bteam], -contract)
+        change[r, dteam] = wp[r, dteam]
+        old = self.scores[idx]
+        new = old + change
+        target = rules.target_score
+        if rules.cap_defenders:  # R20
+            nd = new[r, dteam]
+            capped = np.where(nd > target, np.maximum(old[r, dteam], target), nd)
+            new[r, dteam] = capped
+            change[r, dteam] = capped - old[r, dteam]
+        self.scores[idx] = new
+        if rules.win_requires_bid:  # R19
+            winner = np.where(made & (new[r, bteam] >= target), bteam, -1)
+        else:  # R18
+            winner = np.where(new[r, bteam] >= target, bteam, np.where(new[r, dteam] >= target, dteam, -1))
+        res.score_delta[idx] = change
+        res.scores[idx] = new
+        res.winner[idx] = winner
+        res.game_over[idx] = winner >= 0
+        diff = (change[:, 0] - change[:, 1]).astype(np.float32)
+        res.reward_score[idx] = diff[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
+        w = winner >= 0
+        if w.any():
+            sign = np.where(winner[w] == 0, 1.0, -1.0).astype(np.float32)
+            res.reward_win[idx[w]] = sign[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
+        if self.recording:
+            self._results = {
+                lane: (pts[i].tolist(), cp[i].tolist(), bool(made[i]), change[i].tolist(), new[i].tolist())
+                for i, lane in enumerate(idx.tolist())
+            }
+
+    def _end_hands(self, idx: np.ndarray, res: StepResult) -> None:
+        """Lanes ``idx`` finished a hand (scored or thrown in): deal the next hand or start a new game."""
+        over = res.game_over[idx]
+        hn = self.hand_number[idx] + 1  # hands dealt in this game
+        trunc = ~over & (hn >= self.max_hands)  # R21
+        res.truncated[idx[trunc]] = True
+        new_game = over | trunc
+        if self.recording:
+            self._record_hands(idx, res, new_game)
+        self.hand_number[idx] = np.where(new_game, 0, hn)
+        self.game_index[idx] += new_game
+        self.scores[idx[new_game]] = 0
+        # R4: the deal passes left after a scored hand; a thrown-in hand is redealt by the same dealer.
+        self.dealer[idx] = (self.dealer[idx] + res.hand_over[idx]) & 3
+        self._start_hands(idx, new_game)
+
+    # -------------------------------------------------------------------------------- observation
+    def observe(self, seats: np.ndarray | None = None) -> np.ndarray:
+        """(N, 493) float32 observations, each equal to ``observation.encode_game(game, seat)``; ``seats``
+        (N,) picks the observing seat per lane (default: the seat to act)."""
+        n = self.num_games
+        if seats is None:
+            s = self.to_act
+        else:
+            s = np.asarray(seats)
+            if s.shape != (n,) or s.dtype.kind not in "iu" or ((s < 0) | (s > 3)).any():
+                raise ValueError(f"seats must be an integer array of {n} seats 0..3, got {seats!r}")
+            s = s.astype(_I)
+        ar = self._ar2
+        rel = (s[:, None] + _SEATS) & 3  # absolute seat of each relative seat
+        t = s & 1
+        phase = self.phase
+        bidding_over = phase != BIDDING
+        is_bidder = bidding_over & (self.bidder == s)
+        # All 0/1 features as 512 bits (8 little-endian words; bit i = vector index i), unpacked once.
+        words = np.zeros((n, 8), dtype=_I)
+
+        def put(offset: int, v: np.ndarray) -> None:  # v: at most 32 bits
+            w, sh = divmod(offset, 64)
+            words[:, w] |= v << sh
+            if sh > 32:
+                words[:, w + 1] |= v >> (64 - sh)
+
+        one = np.int64(1)
+        words[:, 0] = (
+            (one << (PHASE + phase))
+            | (one << (TO_ACT + ((self.to_act - s) & 3)))
+            | (one << (DEALER + ((self.dealer - s) & 3)))
+            | (one << (KITTY_SIZE + self._k))
+            | (self.hands[ar[:, 0], s] << HAND)
+        )
+        bs = self.bids[ar, rel] + _BID_OFFSETS
+        put(BIDS, (one << bs[:, 0]) | (one << bs[:, 1]) | (one << bs[:, 2]) | (one << bs[:, 3]))
+        trump_known = (self.trump >= 0) & (is_bidder | (self.tricks_done > 0) | (self.trick_len > 0))
+        put(BIDDER, np.where(
+            bidding_over,
+            (one << ((self.bidder - s) & 3)) | (one << (CONTRACT - BIDDER - 2 + self.high_bid)),
+            0,
+        ) | np.where(trump_known, one << (TRUMP_ - BIDDER + np.maximum(self.trump, 0)), 0))
+        put(KITTY, np.where(is_bidder, self.kitty, 0))
+        put(DISCARDS, np.where(is_bidder, self.discards, 0))
+        pb = self.played_by[ar, rel]
+        for r in range(4):
+            put(PLAYED_BY + 32 * r, pb[:, r])
+        put(WON, self.won[ar[:, 0], t])
+        put(WON + 32, self.won[ar[:, 0], 1 - t])
+        put(TRICK_LEADER, np.where(self.trick_len > 0, one << ((self.leader - s) & 3), 0))
+        tr = self.trick[ar, rel]
+        tr = np.where(tr >= 0, one << np.maximum(tr, 0), 0)
+        for r in range(4):
+            put(TRICK + 32 * r, tr[:, r])
+        v = self.voids[ar, rel]
+        v = v[:, 0] | (v[:, 1] << 4) | (v[:, 2] << 8) | (v[:, 3] << 12)
+        if self._stuck_rule:
+            stuck = (phase == BIDDING) & (self.to_act == s) & (s == self.dealer) & (self.high_bid == 0)
+            v = v | (stuck.astype(_I) << (STUCK - VOIDS))
+        put(VOIDS, v)
+        packed = words.astype("<i8", copy=False).view(np.uint8)
+        out = np.unpackbits(packed, axis=1, count=OBS_SIZE, bitorder="little").astype(np.float32)
+        # raw terms
+        sc = self.scores[ar[:, 0], t]
+        out[:, SCORES] = sc
+        out[:, SCORES + 1] = self.scores[ar[:, 0], 1 - t]
+        out[:, TARGET] = self.rules.target_score
+        out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(self.hands[ar, rel])
+        return out
+
+    # -------------------------------------------------------------------------------- records
+    def _record_hands(self, idx: np.ndarray, res: StepResult, new_game: np.ndarray) -> None:
+        k = self._k
+        for i, lane in enumerate(idx.tolist()):
+            dealer = int(self.dealer[lane])
+            dealt = self.deal[lane].tolist()
+            deal = [[CARD_NAMES[c] for c in range(NUM_CARDS) if m >> c & 1] for m in dealt]
+            log = self._log[lane, : self._log_len[lane]].tolist()
+            nb = 0
+            bids = []
+            for a in log:
+                if a >= 4 or nb == 4:
+                    break
+                bids.append({"seat": (dealer + 1 + nb) & 3, "bid": "pass" if a == 0 else a + 1})
+                nb += 1
+            rec: dict[str, Any] = {
+                "dealer": dealer,
+                "deal": deal,
+                "stock": [CARD_NAMES[c] for c in self.stock[lane].tolist()],
+                "bids": bids,
+            }
+            if res.thrown_in[lane]:
+                rec["thrown_in"] = True
+            else:
+                bidder = int(self.bidder[lane])
+                rec["bidder"] = bidder
+                rec["contract"] = int(self.high_bid[lane])
+                if k:
+                    rec["kitty"] = [CARD_NAMES[c] for c in self.stock[lane, :k].tolist()]
+                rec["trump"] = SUIT_CHARS[int(self.trump[lane])]
+                if k:
+                    rec["discards"] = [CARD_NAMES[c] for c in self.discard_order[lane, :k].tolist()]
+                plays = [a - 40 for a in log[nb + (1 + k if k else 0):]]
+                tricks = []
+                leader = bidder
+                winners = self._trick_winners[lane].tolist()
+                for tn in range(6):
+                    cards = plays[4 * tn : 4 * tn + 4]
+                    tricks.append({
+                        "leader": leader,
+                        "plays": [
+                            {"seat": (leader + j) & 3, "card": CARD_NAMES[c]} for j, c in enumerate(cards)
+                        ],
+                        "winner": winners[tn],
+                    })
+                    leader = winners[tn]
+                rec["tricks"] = tricks
+                pts, cp, made, change, scores = self._results[lane]
+                rec["points"] = {n: (None if p < 0 else p) for n, p in zip(POINT_NAMES, pts, strict=True)}
+                rec["card_points"] = cp
+                rec["made_contract"] = made
+                rec["score_change"] = change
+                rec["scores"] = scores
+            hands = self._hand_records[lane]
+            hands.append(rec)
+            if new_game[i]:
+                winner = int(res.winner[lane])
+                self._finished.append({
+                    "format": "smear-record/1",
+                    "rules": self.rules.to_dict(),
+                    "seed": None,
+                    "hands": hands,
+                    "final_scores": self.scores[lane].tolist(),
+                    "winner": winner if winner >= 0 else None,
+                    "truncated": winner < 0,
+                })
+                self._hand_records[lane] = []
+
+    def records(self) -> list[dict[str, Any]]:
+        """The games finished or truncated since the last call, as smear-record/1 dicts (then cleared)."""
+        if not self.recording:
+            raise RuntimeError("records() needs VectorGame(..., record=True)")
+        out, self._finished = self._finished, []
+        return out
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the state arrays (all lanes)."""
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray) and v.base is None)

@@ -1,0 +1,33 @@
+"""Helpers of the play/protocol/web tests: the cards a seat may know, card names found in any JSON."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from smear_env.cards import CARD_NAMES, cards_of
+from smear_env.game import BIDDING, Game
+
+_CARD = re.compile(r"(?<![0-9A-Za-z])([789TJQKA][CDHS])(?![0-9A-Za-z])")
+
+
+def known_names(game: Game, seat: int) -> set[str]:
+    """R22/R23: the seat's hand, every played card, and the kitty and discards when it is the bidder."""
+    m = game.hands[seat] | game.played_by[0] | game.played_by[1] | game.played_by[2] | game.played_by[3]
+    if game.bidder == seat and game.phase != BIDDING:
+        m |= sum(1 << c for c in game.kitty) | sum(1 << c for c in game.discards)
+    return {CARD_NAMES[c] for c in cards_of(m)}
+
+
+def card_names_in(obj: Any) -> set[str]:
+    """Every card name in any string (or key) anywhere in a JSON value ("play JH" counts JH)."""
+    out: set[str] = set()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out |= card_names_in(k) | card_names_in(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            out |= card_names_in(v)
+    elif isinstance(obj, str):
+        out |= set(_CARD.findall(obj))
+    return out

@@ -1,0 +1,131 @@
+"""smear-play: a whole game driven from a script (in process, and as a real process on stdin), move
+parsing, rule flags derived from SmearRules, hints."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from smear_env.agents import make_agent
+from smear_env.config import SmearRules
+from smear_env.game import Game
+from smear_env.play.cli import build_parser, parse_move, play, shipped_agent_path
+from smear_env.play.hints import Hinter
+from smear_env.play.session import Session
+from smear_env.record import load_records, replay, validate_record
+from smear_env.seat_view import seat_view_of
+from smear_env.table import rules_from_args
+
+
+def _typed(view, k: int) -> str:
+    """Ways a person names the k-th legal move, by turns: a number, the action name, a bare card or suit."""
+    a = view["legal_actions"][k % len(view["legal_actions"])]
+    verb, _, arg = a["name"].partition(" ")
+    style = k % 3
+    if style == 0:
+        return str(k % len(view["legal_actions"]) + 1)
+    if style == 1 or verb in ("pass", "bid"):
+        return a["name"].upper() if k % 2 else a["name"]
+    if verb == "trump":
+        return {"C": "clubs", "D": "♦", "H": "hearts", "S": "s"}[arg]
+    return arg[0].replace("T", "10") + "♣♦♥♠"["CDHS".index(arg[1])] if k % 2 else arg.lower()
+
+
+def test_a_whole_game_from_a_script_in_process():
+    out = io.StringIO()
+    console = Console(file=out, width=120, highlight=False)
+    session = Session([None, make_agent("heuristic"), make_agent("heuristic"), make_agent("heuristic")],
+                      SmearRules(target_score=4), seed=11)
+    typed = []
+
+    def read_line(prompt: str) -> str:
+        if prompt.startswith("Press Enter"):
+            return ""
+        k = len(typed)
+        text = "xyzzy" if k == 1 else "9" * 3 if k == 3 else _typed(session.view(0), k)
+        typed.append(text)
+        return text
+
+    assert play(session, 0, console, read_line) == "over"
+    text = out.getvalue()
+    assert "'xyzzy' is not understood. Legal moves: 1)" in text
+    assert "'999' is not a legal move here" in text
+    assert "Hand over:" in text and ("You win the game" in text or "opponents win the game" in text)
+    rec = session.record()
+    validate_record(rec)
+    assert replay(rec).winner == session.game.winner
+    assert len(typed) > 10
+
+
+def test_smear_play_as_a_process_reads_moves_from_stdin(tmp_path):
+    path = tmp_path / "game.json"
+    cmd = [sys.executable, "-m", "smear_env.play.cli", "--seed", "2", "--target-score", "3",
+           "--partner", "heuristic", "--opponents", "random", "--hint", "heuristic", "--record", str(path)]
+    lines = ["hint", "help", "bogus"] + ["1"] * 400
+    p = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "hint: heuristic would" in p.stdout and "'bogus' is not understood" in p.stdout
+    assert "Hand over:" in p.stdout and "Game saved to" in p.stdout
+    (rec,) = load_records(path, validate=True)
+    assert rec["players"] == ["you", "random", "heuristic", "random"] and rec["seed"] == 2
+    replay(rec)
+
+
+def test_quit_saves_the_game_so_far(tmp_path):
+    path = tmp_path / "g.json"
+    cmd = [sys.executable, "-m", "smear_env.play.cli", "--seed", "1", "--opponents", "random", "--partner",
+           "random", "--hint", "random", "--record", str(path)]
+    p = subprocess.run(cmd, input="quit\n", capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "Traceback" not in p.stderr
+    (rec,) = load_records(path, validate=True)
+    assert rec["truncated"] is True
+
+
+def test_parse_move_accepts_numbers_names_cards_and_suits():
+    g = Game.from_deal([h.split() for h in ["AH KH QH JH TH 9H", "AS KS QS JS TS 9S", "AD KD QD JD TD 9D",
+                                            "AC KC QC JC TC 9C"]], "7H 8H 7S 8S 7D 8D 7C 8C".split(), 3,
+                       SmearRules(kitty_size=0), seed=0)
+    v = seat_view_of(g, 0)
+    assert parse_move("1", v) == 0 and parse_move("pass", v) == 0 and parse_move(" Bid  3 ", v) == 2
+    with pytest.raises(ValueError, match=r"'5' is not a legal move here. Legal moves: 1\) pass, 2\) bid 2"):
+        parse_move("5", v)
+    with pytest.raises(ValueError, match="'bid 5' is not understood"):
+        parse_move("bid 5", v)
+    g.apply(3)  # seat 0 bids 4: bidding ends (R7), seat 0 leads
+    v = seat_view_of(g, 0)
+    assert parse_move("JH", v) == parse_move("j♥", v) == parse_move("play jh", v) == 40 + 2 * 8 + 4
+    assert parse_move("10h", v) == 40 + 2 * 8 + 3
+    with pytest.raises(ValueError, match="'AS' is not a legal move here"):
+        parse_move("AS", v)
+
+
+def test_every_rule_option_is_a_flag():
+    ap = build_parser()
+    args = ap.parse_args(["--kitty-size", "2", "--high-low", "in_play", "--win-requires-bid", "--all-pass",
+                          "dealer_must_bid", "--target-score", "7", "--cap-defenders",
+                          "--game-point-tie", "bidder"])
+    rules = rules_from_args(args)
+    assert rules == SmearRules(kitty_size=2, high_low="in_play", win_requires_bid=True,
+                               all_pass="dealer_must_bid", target_score=7, cap_defenders=True,
+                               game_point_tie="bidder")
+    flags = {a.dest for a in ap._actions}
+    assert {f.name for f in dataclasses.fields(SmearRules)} <= flags
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--high-low", "sideways"])
+
+
+@pytest.mark.skipif(shipped_agent_path() is None, reason="the shipped checkpoint is not in this checkout")
+def test_hints_give_the_shipped_agents_probabilities():
+    rules = SmearRules()
+    g = Game(rules, seed=4)
+    hints = Hinter([shipped_agent_path(), "heuristic"], rules, seed=0).hint(g, g.current_player)
+    probs = hints[0]["probabilities"]
+    assert abs(sum(p["p"] for p in probs) - 1) < 1e-3
+    assert {p["id"] for p in probs} == set(g.legal_actions())
+    assert hints[0]["id"] == probs[0]["id"]  # greedy: the most probable move
+    assert hints[1]["probabilities"] is None and hints[1]["id"] in g.legal_actions()
