@@ -42,7 +42,8 @@ def main() -> None:
     algo = config.build_algo()
     for i in range(args.iterations):
         r = algo.train()
-        print(f"iteration {i + 1}: {r['env_runners']['num_env_steps_sampled_lifetime']:.0f} decisions sampled")
+        sampled = r["env_runners"]["num_env_steps_sampled_lifetime"]
+        print(f"iteration {i + 1}: {sampled:.0f} decisions sampled")
     module = algo.get_module("shared")
 
     def act(obs: dict) -> int:  # greedy over the legal actions

@@ -33,7 +33,8 @@ def main() -> None:
     check_env(env.unwrapped)  # SB3's own checker
     model = MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=args.seed, device="cpu")
     model.learn(args.steps)
-    mean, std = evaluate_policy(model, Monitor(make()), n_eval_episodes=50, deterministic=True, use_masking=True)
+    mean, std = evaluate_policy(model, Monitor(make()), n_eval_episodes=50, deterministic=True,
+                                use_masking=True)
     print(f"sb3-contrib MaskablePPO: {model.num_timesteps} decisions trained; score margin per hand against "
           f"random over 50 hands {mean:+.2f} (std {std:.2f})")
 

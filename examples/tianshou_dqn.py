@@ -26,7 +26,8 @@ def main() -> None:
     ap.add_argument("--envs", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)  # it warns about the 4-seat reward vectors
+    # Tianshou's statistics warn about the rewards being vectors over the four seats
+    logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
 
     def make() -> object:
         return tianshou_env(kitty_size=2, episode="hand", reward="score")
@@ -45,7 +46,8 @@ def main() -> None:
     result = algo.run_training(OffPolicyTrainerParams(
         training_collector=train, test_collector=test, max_epochs=1, epoch_num_steps=args.steps,
         collection_step_num_env_steps=64, test_step_num_episodes=4, batch_size=64,
-        update_step_num_gradient_steps_per_sample=0.25, test_in_training=False, show_progress=False, verbose=False,
+        update_step_num_gradient_steps_per_sample=0.25, test_in_training=False, show_progress=False,
+        verbose=False,
         multi_agent_return_reduction=lambda rews: rews[:, 0],  # team 0's score margin per hand
     ))
     stats = test.collect(n_episode=8, reset_before_collect=True)

@@ -49,6 +49,7 @@ from .stats import duplicate_win_interval, paired_bootstrap_ratio, rate_players
 
 DEFAULT_MAX_HANDS = 200
 DEFAULT_GAMES = 200
+BACKENDS = ("local", "ray")
 _TAG_DEAL, _TAG_DEALER, _TAG_AGENT, _TAG_BOOT = 1, 2, 3, 4
 
 TeamSpec = str | Callable[[], Agent]
@@ -386,6 +387,8 @@ def run_match(
     max_hands: int = DEFAULT_MAX_HANDS,
     records: Callable[[dict[str, Any]], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> MatchResult:
     """Duplicate match of ``games`` games (``games / 2`` pairs) between two teams.
 
@@ -393,7 +396,12 @@ def run_match(
     :func:`smear_env.agents.registry.make_agent`) or a zero-argument factory returning an agent (with
     ``workers > 1`` it must be picklable). Each game's ``smear-record/1`` dict is passed to ``records``
     in order; ``progress(n)`` is called after each pair with the number of games it finished (2).
+    ``backend="ray"`` plays the pairs as Ray tasks (:mod:`smear_env.ray_eval`; ``workers`` unused, the
+    cluster at ``ray_address`` or a local Ray): the same result as ``"local"`` for the same seed.
     """
+    if backend not in BACKENDS:
+        allowed = ", ".join(map(repr, BACKENDS))
+        raise ValueError(f"backend {backend!r} is not allowed; allowed values: {allowed}")
     if isinstance(games, bool) or not isinstance(games, int) or games < 2 or games % 2:
         raise ValueError(f"games must be an even integer >= 2 (duplicate pairs of games), not {games!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -421,7 +429,12 @@ def run_match(
     runner = _PairRunner(team_a, team_b, rules, seed, max_hands, want_records)
     name_a, name_b = runner.a[0].name, runner.b[0].name
     try:
-        if workers == 1:
+        if backend == "ray":
+            from .ray_eval import run_pairs
+
+            for out in run_pairs(team_a, team_b, rules, seed, max_hands, want_records, n_pairs, ray_address):
+                take(out)
+        elif workers == 1:
             for p in range(n_pairs):
                 take(runner.run(p))
         else:
@@ -473,6 +486,8 @@ def run_tournament(
     records: Callable[[dict[str, Any]], None] | None = None,
     progress: Callable[[int], None] | None = None,
     n_boot: int = 500,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> TournamentResult:
     """Every pair of ``players`` plays a duplicate match of ``games`` games (the same deal sequences for
     every matchup); ratings are a Bradley-Terry fit anchored at ``anchor`` (default ``random`` if
@@ -490,7 +505,7 @@ def run_tournament(
     for i in range(len(players)):
         for j in range(i + 1, len(players)):
             matches[(i, j)] = run_match(players[i], players[j], games, rules, seed, workers, max_hands,
-                                        records, progress)
+                                        records, progress, backend, ray_address)
     rng = np.random.default_rng(np.random.SeedSequence([seed, _TAG_BOOT, 1]))
     ratings = rate_players(players, {k: m.pair_scores for k, m in matches.items()}, rng,
                            anchor=players.index(anchor), n_boot=n_boot)
@@ -583,6 +598,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"games in total per matchup, even (default {DEFAULT_GAMES})")
     ap.add_argument("--seed", type=int, default=0, help="seed of the deal sequences and agents (default 0)")
     ap.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    ap.add_argument("--backend", choices=BACKENDS, default="local",
+                    help="local: --workers processes on this machine; ray: the pairs as Ray tasks on a Ray "
+                         "cluster (same results; needs ray)")
+    ap.add_argument("--ray-address", metavar="ADDR",
+                    help="--backend ray: 'auto' or host:port of a running cluster (default: a local Ray)")
     ap.add_argument("--json", action="store_true", help="print machine-readable results to stdout")
     ap.add_argument("--records", metavar="FILE", help="write every game as smear-record/1 JSON lines")
     ap.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
@@ -619,6 +639,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"--max-hands must be >= 1, not {args.max_hands}")
     if args.seed < 0:
         ap.error(f"--seed must be >= 0, not {args.seed}")
+    if args.backend == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            ap.error('--backend ray needs ray: pip install -c constraints/rllib.txt "smear-rl[rllib]"')
+    elif args.ray_address:
+        ap.error("--ray-address is only used with --backend ray")
     tournament = args.tournament or len(args.agents) > 2
     if len(args.agents) < 2:
         ap.error("give two agents (TEAM_A TEAM_B), or several with --tournament")
@@ -653,11 +680,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             if tournament:
                 res = run_tournament(args.agents, args.games, rules, args.seed, args.workers, args.max_hands,
-                                     anchor=args.anchor, records=write, progress=advance)
+                                     anchor=args.anchor, records=write, progress=advance,
+                                     backend=args.backend, ray_address=args.ray_address)
                 summary = res.summary()
             else:
                 summary = run_match(args.agents[0], args.agents[1], args.games, rules, args.seed,
-                                    args.workers, args.max_hands, records=write, progress=advance).summary()
+                                    args.workers, args.max_hands, records=write, progress=advance,
+                                    backend=args.backend, ray_address=args.ray_address).summary()
     except BotError as e:  # a protocol bot failed: the match stops, finished games are kept
         kept = f"\nthe finished games are in {args.records}" if args.records else ""
         err.print(f"smear-eval: match stopped: {e}{kept}", markup=False, highlight=False)

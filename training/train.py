@@ -109,6 +109,10 @@ def make_trainer(cfg: TrainConfig, rng: Any) -> Any:
         from .algorithms.ppo import PPOTrainer
 
         return PPOTrainer(cfg, rng)
+    if cfg.algorithm.name == "rllib_ppo":
+        from .algorithms.rllib_ppo import RLlibPPOTrainer
+
+        return RLlibPPOTrainer(cfg, rng)
     from .algorithms.maskable_ppo import MaskablePPOTrainer
 
     return MaskablePPOTrainer(cfg, rng)
@@ -192,6 +196,16 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
     trainer = make_trainer(cfg, rng)
     trainer.elapsed_before = 0.0
     trainer.elapsed = 0.0
+    trainer.run_dir = run_dir
+    try:
+        return _train_loop(trainer, cfg, run_dir, resume, latest)
+    finally:
+        close = getattr(trainer, "close", None)  # rllib_ppo: stop its workers (and the Ray it started)
+        if close is not None:
+            close()
+
+
+def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, latest: Path) -> int:
     if resume:
         resume_from(trainer, latest, cfg)
         print(f"resumed from {latest} at step {trainer.step}", file=sys.stderr)

@@ -105,7 +105,8 @@ class SmearMultiAgentEnv(MultiAgentEnv):
         scale = opts.pop("obs_scale", None)
         self.obs_scale = None if scale is None else np.asarray(scale, dtype=np.float32)
         if self.obs_scale is not None and self.obs_scale.shape != (OBS_SIZE,):
-            raise ValueError(f"env_config obs_scale must have {OBS_SIZE} values, got shape {self.obs_scale.shape}")
+            raise ValueError(
+                f"env_config obs_scale must have {OBS_SIZE} values, got shape {self.obs_scale.shape}")
         self.env = raw_env(**opts)
         low, high = OBS_LOW, OBS_HIGH
         if self.obs_scale is not None:
@@ -179,7 +180,8 @@ def module_spec(policies: str = "shared", hidden_sizes: Sequence[int] = (256, 25
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
     if activation not in ("relu", "tanh"):
-        raise ValueError(f"activation {activation!r} is not allowed with RLlib; allowed values: 'relu', 'tanh'")
+        raise ValueError(
+            f"activation {activation!r} is not allowed with RLlib; allowed values: 'relu', 'tanh'")
     model_config = {"fcnet_hiddens": [int(h) for h in hidden_sizes], "fcnet_activation": activation,
                     "vf_share_layers": False, "head_fcnet_hiddens": []}
     return MultiRLModuleSpec(rl_module_specs={

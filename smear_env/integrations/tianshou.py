@@ -25,7 +25,8 @@ from typing import Any
 
 from tianshou.env import PettingZooEnv
 
-from ..env import AGENTS, env as smear_env
+from ..env import AGENTS
+from ..env import env as smear_env
 
 
 def tianshou_env(**kwargs: Any) -> PettingZooEnv:
@@ -61,11 +62,12 @@ def masked_dqn(
     n_actions = int(env.action_space.n)
 
     def one() -> Any:
-        net = Net(state_shape=obs_space.shape, action_shape=n_actions, hidden_sizes=list(hidden_sizes)).to(device)
+        net = Net(state_shape=obs_space.shape, action_shape=n_actions, hidden_sizes=list(hidden_sizes))
+        net = net.to(device)
         policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=eps_training,
                                          eps_inference=eps_inference)
-        return DQN(policy=policy, optim=AdamOptimizerFactory(lr=lr), gamma=gamma, n_step_return_horizon=n_step,
-                   target_update_freq=target_update_freq)
+        return DQN(policy=policy, optim=AdamOptimizerFactory(lr=lr), gamma=gamma,
+                   n_step_return_horizon=n_step, target_update_freq=target_update_freq)
 
     if policies == "shared":
         shared = one()
