@@ -1,6 +1,6 @@
 """Confidence intervals and rating fits for agent evaluation (numpy only).
 
-Why the duplicate *pair* is the unit: in duplicate play (see :mod:`smear_env.evaluate`) the two games of a
+Why the duplicate *pair* is the unit: in duplicate play (see :mod:`smear_env.evaluation`) the two games of a
 pair use the same deals with the teams' seats exchanged, so their outcomes are correlated (usually
 negatively: good cards for team A in game 1 are good cards for team B in game 2). Games are therefore not
 independent trials, and every interval below resamples or summarises whole pairs:

@@ -53,7 +53,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from .config import RuleOptionError, SmearRules
-from .game import GAME_OVER, HAND_OVER, NUM_PLAYERS, Game, IllegalActionError
+from .game import GAME_OVER, HAND_OVER, NUM_PLAYERS, Game, GameStateError, IllegalActionError
+from .infoset import view_of
+from .observation import action_mask, encode_game, observe
 
 EPISODE_VALUES = ("game", "hand")
 REWARD_VALUES = ("win", "score")
@@ -336,8 +338,6 @@ class Table:
         does a call after the episode is over (``GameStateError``)."""
         game = self.require_game()
         if self.done:
-            from .game import GameStateError
-
             raise GameStateError("the episode is over; start the next one (next_episode() or new_game())")
         game.apply(action)
         self.steps += 1
@@ -411,11 +411,7 @@ def agent_action(player: Any, game: Game, seat: int) -> int:
     callable gets the observation dict."""
     act_view = getattr(player, "act_view", None)
     if callable(act_view):
-        from .infoset import view_of
-
         return act_view(view_of(game, seat).relative())
-    from .observation import observe
-
     act = getattr(player, "act", None)
     return (act if callable(act) else player)(observe(game, seat))
 
@@ -520,8 +516,6 @@ class Lockstep:
 
     def observations(self, idx: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """``(obs (B, 493) float32, mask (B, 72) int8)`` of the seats to act at tables ``idx``."""
-        from .observation import action_mask, encode_game
-
         games = [self.tables[i].require_game() for i in idx]
         obs = np.stack([encode_game(g, g.to_act) for g in games])
         mask = np.stack([action_mask(g, g.to_act) for g in games])

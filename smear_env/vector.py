@@ -33,16 +33,17 @@ Contract
 Rewards (the table layer's scale)
 ---------------------------------
 ``StepResult.reward_score`` (N, 4) float32: on a step that scored a hand, own team's score change minus
-the other team's, in raw points (R17, R20; not divided by anything), for each seat; 0 otherwise.
+the other team's, in raw points (R17, R20; not divided by anything), for each seat; 0 otherwise
+(also 0 on a thrown-in hand).
 ``StepResult.reward_win`` (N, 4) float32: +1 to the winners and -1 to the losers on the step that ends a
 game (R18, R19); 0 otherwise, and 0 when the game is truncated (R21).
 
 ``hand_over`` is set on a step that *scored* a hand. A thrown-in hand (R8 ``redeal``) is not scored:
 ``hand_over`` stays False and ``thrown_in`` is set; the same dealer redeals at once. ``game_over`` is set
 when the hand ended the game (``winner`` gives the team), ``truncated`` when the lane reached
-``max_hands`` hands (every dealt hand counts, thrown-in ones too, as ``len(Game.history)``) without a
-winner (R21). Either way the lane starts its next game in the same step, so after ``step`` every lane
-is ready for its next decision.
+``max_hands`` hands (every dealt hand counts, thrown-in ones too, as ``len(Game.history)``; at most
+2**24 - 1) without a winner (R21). Either way the lane starts its next game in the same step, so after
+``step`` every lane is ready for its next decision.
 
 Deals and seeds
 ---------------
@@ -59,13 +60,13 @@ table) is never observed; ``StepResult`` reports what that hand scored.
 
 Implementation
 --------------
-State is a few int64 arrays per lane (``memory_bytes()``: about 450 bytes a lane): hands, cards played,
+State is a few int64 arrays per lane (``memory_bytes()``: about 460 bytes a lane): hands, cards played,
 tricks won, kitty and discards as 32-bit card masks (card id ``suit * 8 + rank``, bit ``card``), plus
-small integers (phase, seat to act, bids, trump, trick). Legality is computed as three bit words per lane
-(actions 0-7, discards by card, plays by card); ``legal_mask`` unpacks them, ``step`` tests one bit,
-``random_actions`` selects the r-th set bit. ``observe`` assembles the 0/1 features as 512 bits per lane
-and unpacks them with one ``numpy.unpackbits``. ``benchmarks/vector_speed.py`` measures it against the
-reference engine and the ``raw_env`` loop.
+small integers (phase, seat to act, bids, trump, trick). Legality is one bit word and a base action
+per lane (bits of actions 0-7, of discards by card from 8, or of plays by card from 40): ``legal_mask``
+unpacks it, ``step`` tests one bit, ``random_actions`` selects the r-th set bit. ``observe`` assembles
+the 0/1 features as 512 bits per lane and unpacks them with one ``numpy.unpackbits``.
+``benchmarks/vector_speed.py`` measures it against the reference engine and the ``raw_env`` loop.
 """
 
 from __future__ import annotations
@@ -128,11 +129,18 @@ _I = np.int64
 _SUIT_MASK = np.array([0xFF, 0xFF00, 0xFF0000, 0xFF000000, 0], dtype=_I)
 # R6: bid actions 1..3 (bids 2..4) allowed above the high bid, by high bid (0, -, 2, 3).
 _BID_BITS = np.array([0b1110, 0, 0b1100, 0b1000, 0], dtype=_I)
-# R16 card total by byte of a mask; highest / lowest set bit of a byte (-1 for 0).
+# R16 card total by byte of a mask; the highest set bit of a byte (0 for 0).
 _GP_BYTE = np.array([sum(RANK_GAME_VALUE[r] for r in range(8) if b >> r & 1) for b in range(256)], dtype=_I)
-_HIGH_BIT = np.array([b.bit_length() - 1 for b in range(256)], dtype=_I)
-_LOW_BIT = np.array([(b & -b).bit_length() - 1 for b in range(256)], dtype=_I)
+_HIGH_BIT_MASK = np.array([1 << (b.bit_length() - 1) if b else 0 for b in range(256)], dtype=_I)
+_SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)  # team 0 seats +, team 1 seats -
 _SEATS = np.arange(NUM_PLAYERS, dtype=_I)
+# per-hand integers and their values at a deal
+_HAND_FIELDS = {
+    "high_bid": 0, "bidder": -1, "kitty": 0, "trump": -1, "discards": 0, "n_discards": 0, "trick_bits": 0,
+    "led": -1, "trick_len": 0, "leader": -1, "tricks_done": 0,
+}
+_HAND_RESET = np.array(list(_HAND_FIELDS.values()), dtype=_I)[:, None]
+_SEAT_RESET = np.array([0, -1, 0, 0], dtype=_I)[:, None, None]  # bids, trick, played_by, voids
 # popcount of a byte; position of the r-th set bit of a byte (0 where there is none)
 _POP_BYTE = np.array([b.bit_count() for b in range(256)], dtype=_I)
 _SELECT_BYTE = np.array(
@@ -190,23 +198,23 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def _hand_keys(seed: int, lanes: np.ndarray, games: np.ndarray, hands: np.ndarray) -> np.ndarray:
-    """One uint64 per (lane, game, hand) of an engine seeded ``seed``."""
+def _lane_keys(seed: int, lanes: np.ndarray) -> np.ndarray:
+    """One uint64 per lane of an engine seeded ``seed``."""
     base = _mix(np.full(lanes.shape, np.uint64(seed & 0xFFFFFFFFFFFFFFFF)) + _GAMMA)
-    for v in (lanes, games, hands):
-        base = _mix(base + (v.astype(np.uint64) + np.uint64(1)) * _GAMMA)
-    return base
+    return _mix(base + (lanes.astype(np.uint64) + np.uint64(1)) * _GAMMA)
 
 
 _CARD_STEPS = (np.arange(1, NUM_CARDS + 1, dtype=np.uint64) * _GAMMA)[None, :]
+MAX_HANDS_LIMIT = 1 << 24
 
 
-def _deals(
-    seed: int, lanes: np.ndarray, games: np.ndarray, hands: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(permutations (k, 32) of the deck, first dealers (k,)) of the given hands: cards 0-5 of a
-    permutation go to seat 0, ..., 18-23 to seat 3, 24-31 are the stock in order (R5, R9)."""
-    key = _hand_keys(seed, lanes, games, hands)
+def _deals(lane_keys: np.ndarray, games: np.ndarray, hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(permutations (k, 32) of the deck, first dealers (k,)) of hand ``hands`` of game ``games`` in the
+    lanes of ``lane_keys``: cards 0-5 of a permutation go to seat 0, ..., 18-23 to seat 3, 24-31 are the
+    stock in order (R5, R9). Each hand is keyed by splitmix64 of its lane key and (game, hand), and its
+    32 cards are ordered by the next 32 outputs of a splitmix64 stream from that key."""
+    counter = (games.astype(np.uint64) << np.uint64(24)) + hands.astype(np.uint64) + np.uint64(1)
+    key = _mix(lane_keys + counter * _GAMMA)
     perm = np.argsort(_mix(key[:, None] + _CARD_STEPS), axis=1, kind="stable")
     dealer = (_mix(key ^ _M1) >> np.uint64(62)).astype(_I)
     return perm.astype(_I), dealer
@@ -217,7 +225,7 @@ def lane_deal(seed: int, lane: int, game: int, hand: int) -> tuple[int, list[lis
     :class:`VectorGame` seeded ``seed``; ``hands`` are 4 sorted lists of 6 card ids, ``stock`` 8 card ids in
     order (the kitty first, R9). ``first_dealer`` is the game's first dealer (R4), meaningful for hand 0."""
     one = np.array([0], dtype=_I)
-    perm, dealer = _deals(seed, one + lane, one + game, one + hand)
+    perm, dealer = _deals(_lane_keys(seed, one + lane), one + game, one + hand)
     p = perm[0].tolist()
     return int(dealer[0]), [sorted(p[6 * i : 6 * i + 6]) for i in range(NUM_PLAYERS)], p[24:]
 
@@ -269,8 +277,9 @@ class VectorGame:
             raise ValueError(f"num_games must be an integer >= 1, not {num_games!r}")
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
             raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
-        if isinstance(max_hands, bool) or not isinstance(max_hands, int | np.integer) or max_hands < 1:
-            raise ValueError(f"max_hands must be an integer >= 1, not {max_hands!r}")
+        if (isinstance(max_hands, bool) or not isinstance(max_hands, int | np.integer)
+                or not 1 <= max_hands < MAX_HANDS_LIMIT):
+            raise ValueError(f"max_hands must be an integer 1..{MAX_HANDS_LIMIT - 1}, not {max_hands!r}")
         self.rules = rules if rules is not None else SmearRules()
         if not isinstance(self.rules, SmearRules):
             raise TypeError(f"rules must be a SmearRules, not {type(self.rules).__name__}")
@@ -282,6 +291,8 @@ class VectorGame:
         self._stuck_rule = self.rules.all_pass == "dealer_must_bid"
         self._ar = np.arange(n, dtype=_I)
         self._ar2 = self._ar[:, None]
+        self._ar4 = self._ar << 2
+        self._lane_keys = _lane_keys(self.seed, self._ar)
         z = lambda *shape: np.zeros((n, *shape), dtype=_I)  # noqa: E731
         # per game
         self.game_index = z()  # games started in this lane before the current one
@@ -294,24 +305,32 @@ class VectorGame:
         self.hands = z(4)  # card bitmasks by seat
         self.deal = z(4)  # the hands as dealt (bitmasks)
         self.stock = z(8)  # stock card ids, kitty first (R9)
-        self.bids = z(4)  # bid state by seat: 0 not acted, 1 pass, 2..4 bid
-        self.high_bid = z()
-        self.bidder = z()  # high bidder so far (-1 none); the bidder once bidding is over
-        self.kitty = z()
-        self.trump = z()  # -1 until named (R10) or led (kitty_size 0)
-        self.discards = z()
-        self.n_discards = z()
-        self.discard_order = z(3)
-        self.trick = z(4)  # card played by each seat in the current trick, -1 none
-        self.trick_bits = z()  # the cards of the current trick
-        self.led = z()  # suit led in the current trick, -1 none
-        self.trick_len = z()
-        self.leader = z()  # seat that led the current trick
-        self.tricks_done = z()
+        # Per-hand integers are rows of one array, per-seat masks planes of another, so that a new deal
+        # resets each with one assignment (to _HAND_RESET, _SEAT_RESET).
+        self._per_hand = np.zeros((len(_HAND_FIELDS), n), dtype=_I)
+        (
+            self.high_bid,
+            self.bidder,  # high bidder so far (-1 none); the bidder once bidding is over
+            self.kitty,
+            self.trump,  # -1 until named (R10) or led (kitty_size 0)
+            self.discards,
+            self.n_discards,
+            self.trick_bits,  # the cards of the current trick
+            self.led,  # suit led in the current trick, -1 none
+            self.trick_len,
+            self.leader,  # seat that led the current trick
+            self.tricks_done,
+        ) = self._per_hand
+        self._per_seat = np.zeros((4, n, 4), dtype=_I)
+        (
+            self.bids,  # bid state by seat: 0 not acted, 1 pass, 2..4 bid
+            self.trick,  # card played by each seat in the current trick, -1 none
+            self.played_by,
+            self.voids,
+        ) = self._per_seat
         self.won = z(2)
-        self.played_by = z(4)
-        self.voids = z(4)
-        self._legal: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.discard_order = z(3)
+        self._legal: tuple[np.ndarray, np.ndarray] | None = None
         # flat views of the per-seat / per-team arrays, indexed by 4 * lane + seat (2 * lane + team)
         self._hands_f = self.hands.reshape(-1)
         self._played_f = self.played_by.reshape(-1)
@@ -329,7 +348,7 @@ class VectorGame:
     # -------------------------------------------------------------------------------- dealing
     def _start_hands(self, idx: np.ndarray, new_game: np.ndarray) -> None:
         """Deal the current hand of lanes ``idx`` (the first hand of a game where ``new_game``)."""
-        perm, first_dealer = _deals(self.seed, idx, self.game_index[idx], self.hand_number[idx])
+        perm, first_dealer = _deals(self._lane_keys[idx], self.game_index[idx], self.hand_number[idx])
         self.dealer[idx] = np.where(new_game, first_dealer, self.dealer[idx])
         hands = np.bitwise_or.reduce(np.left_shift(1, perm[:, :24]).reshape(-1, 4, 6), axis=2)
         self.hands[idx] = hands
@@ -337,62 +356,60 @@ class VectorGame:
         self.stock[idx] = perm[:, 24:]
         self.phase[idx] = BIDDING
         self.to_act[idx] = (self.dealer[idx] + 1) & 3  # R6
-        for arr, v in ((self.bids, 0), (self.trick, -1), (self.won, 0), (self.played_by, 0), (self.voids, 0)):
-            arr[idx] = v
-        for arr, v in ((self.high_bid, 0), (self.bidder, -1), (self.kitty, 0), (self.trump, -1),
-                       (self.discards, 0), (self.n_discards, 0), (self.trick_len, 0), (self.leader, -1),
-                       (self.trick_bits, 0), (self.led, -1),
-                       (self.tricks_done, 0)):
-            arr[idx] = v
+        self._per_hand[:, idx] = _HAND_RESET
+        self._per_seat[:, idx] = _SEAT_RESET
+        self.won[idx] = 0
         if self.recording:
             self._log_len[idx] = 0
 
     # -------------------------------------------------------------------------------- legality
-    def _legal_bits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per lane: bits of actions 0..7, of discard actions (by card), of play actions (by card)."""
+    def _legal_bits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per lane ``(bits, base)``: the legal actions are ``base + i`` for the set bits ``i`` of ``bits``;
+        ``base`` is 0 (bids and trump: actions 0..7), 8 (discards, by card) or 40 (plays, by card)."""
         if self._legal is not None:
             return self._legal
         phase = self.phase
-        ar = self._ar
-        hand = self._hands_f[(ar << 2) + self.to_act]
+        hand = self._hands_f[self._ar4 + self.to_act]
         tmask = _SUIT_MASK[self.trump]
-        # R6, R8: bids above the high bid; pass unless the dealer is stuck.
-        bid = _BID_BITS[self.high_bid]
-        if self._stuck_rule:
-            stuck = (self.to_act == self.dealer) & (self.high_bid == 0)
-            bid = bid | np.where(stuck, 0, 1)
-        else:
-            bid = bid | 1
-        # R10: trump among the suits in hand.
-        trump_bits = (
-            ((hand & 0xFF) != 0) * 16 + ((hand & 0xFF00) != 0) * 32
-            + ((hand & 0xFF0000) != 0) * 64 + ((hand & 0xFF000000) != 0) * 128
-        )
-        lo = np.where(phase == BIDDING, bid, np.where(phase == TRUMP, trump_bits, 0))
-        # R11: a trump only while every card is a trump.
-        non_trump = hand & ~tmask
-        disc = np.where(phase == DISCARD, np.where(non_trump != 0, non_trump, hand), 0)
         # R12, R10: follow the suit led or trump; the first lead (kitty > 0) must be trump.
-        led_mask = _SUIT_MASK[self.led]
-        follow = hand & led_mask
-        first_lead = (self.trick_len == 0) & (self.tricks_done == 0) & (self.trump >= 0)
-        play = np.where(
-            self.trick_len == 0,
-            np.where(first_lead, hand & tmask, hand),
+        follow = hand & _SUIT_MASK[self.led]
+        bits = np.where(
+            self.led < 0,
+            np.where((self.tricks_done == 0) & (self.trump >= 0), hand & tmask, hand),
             np.where(follow != 0, follow | (hand & tmask), hand),
         )
-        play = np.where(phase == PLAY, play, 0)
-        self._legal = (lo, disc, play)
+        base = np.full(self.num_games, 40, dtype=_I)
+        other = np.flatnonzero(phase != PLAY)
+        if other.size:
+            ph = phase[other]
+            h = hand[other]
+            # R6, R8: bids above the high bid; pass unless the dealer is stuck.
+            high = self.high_bid[other]
+            if self._stuck_rule:
+                bid = _BID_BITS[high] | ((self.to_act[other] != self.dealer[other]) | (high != 0))
+            else:
+                bid = _BID_BITS[high] | 1
+            # R10: trump among the suits in hand.
+            trump = (
+                ((h & 0xFF) != 0) * 16 + ((h & 0xFF00) != 0) * 32
+                + ((h & 0xFF0000) != 0) * 64 + ((h & 0xFF000000) != 0) * 128
+            )
+            # R11: a trump only while every card is a trump.
+            non_trump = h & ~tmask[other]
+            disc = np.where(non_trump != 0, non_trump, h)
+            bits[other] = np.where(ph == BIDDING, bid, np.where(ph == TRUMP, trump, disc))
+            base[other] = np.where(ph == DISCARD, 8, 0)
+        self._legal = (bits, base)
         return self._legal
 
     def legal_mask(self) -> np.ndarray:
         """(N, 72) bool: legal actions of the seat to act in each lane."""
-        lo, disc, play = self._legal_bits()
+        bits, base = self._legal_bits()
         n = self.num_games
-        packed = np.empty((n, 9), dtype=np.uint8)
-        packed[:, 0] = lo
-        packed[:, 1:5] = disc.astype("<u4").view(np.uint8).reshape(n, 4)
-        packed[:, 5:9] = play.astype("<u4").view(np.uint8).reshape(n, 4)
+        packed = np.empty((n, 9), dtype=np.uint8)  # 72 bits per lane: bits << base
+        low = bits.astype(np.uint64) << base.astype(np.uint64)
+        packed[:, :8] = low.astype("<u8", copy=False).view(np.uint8).reshape(n, 8)
+        packed[:, 8] = np.where(base == 40, bits >> 24, 0)
         return np.unpackbits(packed, axis=1, count=NUM_ACTIONS, bitorder="little").view(bool)
 
     def legal_actions(self, lane: int) -> tuple[int, ...]:
@@ -402,10 +419,7 @@ class VectorGame:
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action in every lane (one uniform float per lane from ``rng``); the
         same draw as :func:`random_actions` of :meth:`legal_mask`, without building the mask."""
-        lo, disc, play = self._legal_bits()
-        # Only one of the three is non-zero in a lane (it depends on the phase).
-        m = lo | disc | play
-        base = np.where(lo != 0, 0, np.where(disc != 0, 8, 40))
+        m, base = self._legal_bits()
         # the r-th set bit of m (from bit 0): find its byte from the bytes' popcounts, then look it up
         pop = _POP_BYTE
         c1 = pop[m & 255]
@@ -424,12 +438,9 @@ class VectorGame:
         if a.dtype.kind not in "iu":
             raise IllegalActionError(f"actions must be integer action ids, not dtype {a.dtype}")
         a = a.astype(_I)
-        lo, disc, play = self._legal_bits()
-        inside = (a >= 0) & (a < NUM_ACTIONS)
-        ac = np.where(inside, a, 0)
-        bit = np.where(ac < 8, lo >> np.minimum(ac, 7),
-                       np.where(ac < 40, disc >> np.clip(ac - 8, 0, 31), play >> np.clip(ac - 40, 0, 31)))
-        ok = inside & ((bit & 1) == 1)
+        bits, base = self._legal_bits()
+        d = a - base
+        ok = (d >= 0) & (d < 32) & (((bits >> np.clip(d, 0, 31)) & 1) == 1)
         if not ok.all():
             lane = int(np.flatnonzero(~ok)[0])
             act = int(a[lane])
@@ -581,65 +592,64 @@ class VectorGame:
         rules = self.rules
         trump = self.trump[idx]
         pb = self.played_by[idx]
-        shift = 8 * trump
+        by0 = pb[:, 0] | pb[:, 2]  # cards played by team 0
+        by1 = pb[:, 1] | pb[:, 3]
+        shift = trump << 3
         if rules.high_low == "ace_seven":
-            high_c = shift + 7
-            low_c = shift
+            high_bit = np.left_shift(1 << 7, shift)
+            low_bit = np.left_shift(1, shift)
         else:
-            tp = ((pb[:, 0] | pb[:, 1] | pb[:, 2] | pb[:, 3]) >> shift) & 0xFF
-            high_c = np.where(tp > 0, shift + _HIGH_BIT[tp], -1)
-            low_c = np.where(tp > 0, shift + _LOW_BIT[tp], -1)
-
-        def team_that_played(c: np.ndarray) -> np.ndarray:
-            has = (pb >> np.maximum(c, 0)[:, None]) & 1
-            has[c < 0] = 0
-            return np.where(has.any(axis=1), np.argmax(has, axis=1) & 1, -1)
-
-        high = team_that_played(high_c)  # R13
-        low = team_that_played(low_c)  # R14
+            tp = ((by0 | by1) >> shift) & 0xFF
+            high_bit = np.left_shift(_HIGH_BIT_MASK[tp], shift)  # 0 when no trump was played
+            low_bit = np.left_shift(tp & -tp, shift)
+        high = np.where(by0 & high_bit, 0, np.where(by1 & high_bit, 1, -1))  # R13
+        low = np.where(by0 & low_bit, 0, np.where(by1 & low_bit, 1, -1))  # R14
         won = self.won[idx]
-        jack_bit = np.left_shift(1, shift + 4)
+        jack_bit = np.left_shift(1 << 4, shift)
         jack = np.where(won[:, 0] & jack_bit, 0, np.where(won[:, 1] & jack_bit, 1, -1))  # R15
         bteam = self.bidder[idx] & 1
-        cp = _game_points(won)
-        cp[np.arange(idx.size), bteam] += _game_points(self.discards[idx])  # R16
-        tie = bteam if rules.game_point_tie == "bidder" else np.full(idx.size, -1, dtype=_I)
-        game = np.where(cp[:, 0] > cp[:, 1], 0, np.where(cp[:, 1] > cp[:, 0], 1, tie))
-        pts = np.stack([high, low, jack, game], axis=1)
-        wp = np.stack([(pts == 0).sum(axis=1), (pts == 1).sum(axis=1)], axis=1)
-        r = np.arange(idx.size)
-        dteam = 1 - bteam
+        b0 = bteam == 0
+        disc = _game_points(self.discards[idx])  # R16: the discards count for the bidder's team
+        cp0 = _game_points(won[:, 0]) + np.where(b0, disc, 0)
+        cp1 = _game_points(won[:, 1]) + np.where(b0, 0, disc)
+        tie = bteam if rules.game_point_tie == "bidder" else -1
+        game = np.where(cp0 > cp1, 0, np.where(cp1 > cp0, 1, tie))
+        wp0 = (high == 0).astype(_I) + (low == 0) + (jack == 0) + (game == 0)
+        wp1 = (high == 1).astype(_I) + (low == 1) + (jack == 1) + (game == 1)
+        wb = np.where(b0, wp0, wp1)  # points won by the bidder's team
         contract = self.high_bid[idx]
-        made = wp[r, bteam] >= contract  # R17
-        change = np.empty_like(wp)
-        change[r, bteam] = np.where(made, wp[r, bteam], -contract)
-        change[r, dteam] = wp[r, dteam]
+        made = wb >= contract  # R17
+        cb = np.where(made, wb, -contract)
+        cd = np.where(b0, wp1, wp0)
         old = self.scores[idx]
-        new = old + change
+        old_d = np.where(b0, old[:, 1], old[:, 0])
         target = rules.target_score
         if rules.cap_defenders:  # R20
-            nd = new[r, dteam]
-            capped = np.where(nd > target, np.maximum(old[r, dteam], target), nd)
-            new[r, dteam] = capped
-            change[r, dteam] = capped - old[r, dteam]
+            nd = old_d + cd
+            cd = np.where(nd > target, np.maximum(old_d, target), nd) - old_d
+        change = np.empty_like(old)
+        change[:, 0] = np.where(b0, cb, cd)
+        change[:, 1] = np.where(b0, cd, cb)
+        new = old + change
         self.scores[idx] = new
+        new_b = np.where(b0, new[:, 0], new[:, 1])
         if rules.win_requires_bid:  # R19
-            winner = np.where(made & (new[r, bteam] >= target), bteam, -1)
-        else:  # R18
-            winner = np.where(new[r, bteam] >= target, bteam, np.where(new[r, dteam] >= target, dteam, -1))
+            winner = np.where(made & (new_b >= target), bteam, -1)
+        else:  # R18: the bidder's team first
+            winner = np.where(new_b >= target, bteam, np.where(old_d + cd >= target, 1 - bteam, -1))
         res.score_delta[idx] = change
         res.scores[idx] = new
         res.winner[idx] = winner
-        res.game_over[idx] = winner >= 0
-        diff = (change[:, 0] - change[:, 1]).astype(np.float32)
-        res.reward_score[idx] = diff[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
-        w = winner >= 0
-        if w.any():
-            sign = np.where(winner[w] == 0, 1.0, -1.0).astype(np.float32)
-            res.reward_win[idx[w]] = sign[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
+        over = winner >= 0
+        res.game_over[idx] = over
+        res.reward_score[idx] = (change[:, 0] - change[:, 1]).astype(np.float32)[:, None] * _SEAT_SIGN
+        if over.any():
+            res.reward_win[idx[over]] = np.where(winner[over, None] == 0, _SEAT_SIGN, -_SEAT_SIGN)
         if self.recording:
+            pts = np.stack([high, low, jack, game], axis=1).tolist()
+            cps = np.stack([cp0, cp1], axis=1).tolist()
             self._results = {
-                lane: (pts[i].tolist(), cp[i].tolist(), bool(made[i]), change[i].tolist(), new[i].tolist())
+                lane: (pts[i], cps[i], bool(made[i]), change[i].tolist(), new[i].tolist())
                 for i, lane in enumerate(idx.tolist())
             }
 

@@ -152,7 +152,7 @@ def test_corrupt_missing_and_foreign_files(tmp_path):
 
 
 def test_registry_loads_checkpoint_and_plays(tmp_path):
-    from smear_env.evaluate import run_match
+    from smear_env.evaluation import run_match
 
     path = tmp_path / "a.safetensors"
     _save(path, rules=SmearRules(target_score=3))

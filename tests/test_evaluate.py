@@ -11,7 +11,9 @@ import pytest
 from smear_env.agents import RandomAgent, make_agent
 from smear_env.cards import parse_card
 from smear_env.config import SmearRules
-from smear_env.evaluate import DealSequence, _PairRunner, main, play_game, run_match, run_tournament
+from smear_env.evaluation import DealSequence, play_game, run_match, run_tournament
+from smear_env.evaluation.cli import main
+from smear_env.evaluation.duplicate import _PairRunner
 from smear_env.record import load_schema, replay
 
 FAST = SmearRules(target_score=5)

@@ -12,7 +12,7 @@ from smear_env.agents.base import RandomAgent
 from smear_env.agents.heuristic import HeuristicAgent, best_suit
 from smear_env.cards import mask_of
 from smear_env.config import SmearRules
-from smear_env.evaluate import run_match
+from smear_env.evaluation import run_match
 from smear_env.game import GAME_OVER, HAND_OVER, Game
 from smear_env.infoset import view_of
 from smear_env.observation import observe

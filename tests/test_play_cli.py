@@ -8,6 +8,7 @@ import io
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from rich.console import Console
 
@@ -129,3 +130,46 @@ def test_hints_give_the_shipped_agents_probabilities():
     assert {p["id"] for p in probs} == set(g.legal_actions())
     assert hints[0]["id"] == probs[0]["id"]  # greedy: the most probable move
     assert hints[1]["probabilities"] is None and hints[1]["id"] in g.legal_actions()
+
+
+def test_a_failing_bot_stops_smear_play_by_name_and_the_game_is_saved(tmp_path):
+    bot = tmp_path / "bot.py"
+    bot.write_text("import sys\nfor line in sys.stdin:\n    print('{\"action\": 99}', flush=True)\n")
+    path = tmp_path / "g.json"
+    spec = f"cmd[timeout=5]:{sys.executable} {bot}"
+    cmd = [sys.executable, "-m", "smear_env.play.cli", "--seed", "1", "--partner", "heuristic",
+           "--opponents", spec, "--hint", "random", "--record", str(path)]
+    p = subprocess.run(cmd, input="1\n" * 50, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert "Game stopped" in p.stdout and "not legal" in p.stdout and "cmd[timeout=5]" in p.stdout
+    (rec,) = load_records(path, validate=True)
+    assert rec["truncated"] is True
+
+
+def test_a_seed_gives_the_same_game_and_agents_cannot_rebuild_the_deal_from_their_generator():
+    seen = []
+
+    class Spy:
+        name = "spy"
+
+        def __init__(self):
+            self.inner = make_agent("heuristic")
+
+        def start_game(self, seat, rules, rng):
+            seen.append(rng.bit_generator.seed_seq)
+            self.inner.start_game(seat, rules, rng)
+
+        def act_view(self, view):
+            return self.inner.act_view(view)
+
+    def game(seed):
+        s = Session([Spy(), Spy(), Spy(), Spy()], SmearRules(target_score=4), seed=seed)
+        s.advance()
+        while not s.over:
+            s.next_hand()
+        return s.record()
+
+    assert game(9) == game(9) != game(10)
+    for ss in seen:  # the agent's seed is a hash, not (seed, ...) from which the deals' SeedSequence follows
+        assert 9 not in np.atleast_1d(ss.entropy).tolist() and 10 not in np.atleast_1d(ss.entropy).tolist()
+        assert ss.spawn_key == ()

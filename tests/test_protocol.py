@@ -13,8 +13,8 @@ import pytest
 from smear_env.agents import make_agent
 from smear_env.agents.protocol import BotError, ProtocolAgent
 from smear_env.config import SmearRules
-from smear_env.evaluate import main as eval_main
-from smear_env.evaluate import run_match
+from smear_env.evaluation import run_match
+from smear_env.evaluation.cli import main as eval_main
 from smear_env.infoset import view_of
 from smear_env.play.session import Session
 from smear_env.record import replay, validate_record

@@ -38,7 +38,7 @@ def test_smoke_train_resume_evaluate(tmp_path):
     assert load_config(run / "config.yaml").total_timesteps == 1200
     assert len((run / "command.txt").read_text().splitlines()) == 2
 
-    from smear_env.evaluate import run_match
+    from smear_env.evaluation import run_match
 
     res = run_match(str(run / "checkpoints" / "latest.safetensors"), "random", games=4,
                     rules=SmearRules(target_score=5), seed=0).summary()
@@ -143,7 +143,7 @@ def test_policy_learns_legal_masked_actions(tmp_path):
     run = tmp_path / "run"
     assert main([*TINY, "--run-dir", str(run)]) == 0
     agent = load_agent(run / "checkpoints" / "latest.safetensors", SmearRules(target_score=5))
-    from smear_env.evaluate import play_game
+    from smear_env.evaluation import play_game
 
     rec, stats = play_game([agent, agent, agent, agent], SmearRules(target_score=5), seed=3)
     assert stats.played >= 1
@@ -179,7 +179,7 @@ def test_maskable_ppo_smoke_and_resume(tmp_path):
     assert tr.step == meta["step"]
     for k, v in tr.policy_state().items():
         assert np.array_equal(v.numpy(), tensors[f"policy.{k}"]), k
-    from smear_env.evaluate import play_game
+    from smear_env.evaluation import play_game
 
     _, stats = play_game([agent] * 4, SmearRules(target_score=5), seed=1)
     assert stats.played >= 1

@@ -45,9 +45,10 @@ class AlgorithmConfig:
     name: str = "ppo"
     """Algorithm: "ppo" (native PyTorch PPO that drives the engine directly and learns from every seat the
     learner plays -- all four in pure self-play), "maskable_ppo" (sb3-contrib MaskablePPO on the
-    single-seat Gymnasium view, one learning seat per env) or "rllib_ppo" (Ray RLlib's PPO, one masked
-    policy shared by the four seats in self-play, sampling on Ray workers: see the ray section; needs
-    pip install "smear-rl[rllib]")."""
+    single-seat Gymnasium view, one learning seat per env), "vector_ppo" (the same PPO update, collecting on
+    the batched engine smear_env.vector: every lane stepped as arrays, opponents self/snapshot/random) or
+    "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four seats in self-play, sampling on Ray
+    workers: see the ray section; needs pip install "smear-rl[rllib]")."""
     learning_rate: float = 3.0e-4
     """Adam learning rate (start value when anneal_lr)."""
     anneal_lr: bool = True
@@ -87,6 +88,9 @@ class NetworkConfig:
     """Hidden layer sizes of the policy MLP and of the value MLP (separate networks)."""
     activation: str = "relu"
     """Activation: "relu", "tanh" or "gelu"."""
+    shared_trunk: bool = False
+    """vector_ppo: the value head sits on the policy MLP (one trunk, about half the network compute) instead
+    of a separate value MLP."""
 
 
 @dataclass
@@ -102,6 +106,9 @@ class EnvConfig:
     win_bonus: float = 0.0
     """Extra reward +win_bonus / -win_bonus to the winning / losing team at the end of a game (with
     reward "score" and episode "game")."""
+    score_scale: float = 0.25
+    """Multiplier of the hand reward (raw point difference) with reward "score". vector_ppo reads it;
+    ppo and maskable_ppo use 0.25 fixed."""
     max_cycles: int = 2000
     """R21: decisions after which a game is truncated (and a new one starts)."""
 
@@ -229,7 +236,7 @@ class TrainConfig:
 
 
 CHOICES: dict[tuple[type, str], tuple[str, ...]] = {
-    (AlgorithmConfig, "name"): ("ppo", "maskable_ppo", "rllib_ppo"),
+    (AlgorithmConfig, "name"): ("ppo", "maskable_ppo", "vector_ppo", "rllib_ppo"),
     (NetworkConfig, "activation"): ("relu", "tanh", "gelu"),
     (EnvConfig, "episode"): ("hand", "game"),
     (EnvConfig, "reward"): ("score", "win"),
@@ -391,6 +398,12 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks."""
     if cfg.env.reward == "win" and cfg.env.episode != "game":
         raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
+    if cfg.algorithm.name != "vector_ppo":
+        if cfg.network.shared_trunk:
+            raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
+        if cfg.env.score_scale != 0.25:
+            raise ConfigError("config key 'env.score_scale': only algorithm 'vector_ppo' reads it "
+                              f"({cfg.algorithm.name!r} uses 0.25)")
     if not cfg.selfplay.opponents:
         raise ConfigError("config key 'selfplay.opponents': needs at least one opponent")
     for k, p in cfg.selfplay.opponents.items():

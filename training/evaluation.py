@@ -1,5 +1,5 @@
 """Fast in-training evaluation: the greedy policy against a baseline in the duplicate format of
-:mod:`smear_env.evaluate` (same deal sequences: ``DealSequence(seed, pair)``; team A = the policy in seats
+:mod:`smear_env.evaluation` (same deal sequences: ``DealSequence(seed, pair)``; team A = the policy in seats
 0/2, then 1/3), with every game of the match stepped together so the policy runs batched.
 
 The reported numbers use :func:`smear_env.stats.duplicate_win_interval` like ``smear-eval``; for the
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from smear_env.config import SmearRules
-from smear_env.evaluate import DealSequence, agent_rng
+from smear_env.evaluation import DealSequence, agent_rng
 from smear_env.game import GAME_OVER, HAND_OVER, Game
 from smear_env.observation import observe
 from smear_env.stats import duplicate_win_interval

@@ -4,6 +4,9 @@ Layer layout mirrors Stable-Baselines3's ``MlpPolicy`` (``pi_body`` = ``mlp_extr
 ``pi_head`` = ``action_net``, ``vf_body`` = ``mlp_extractor.value_net``, ``vf_head`` = ``value_net``) so a
 MaskablePPO policy converts to this one by renaming keys (:func:`from_sb3_state_dict`).
 
+With ``shared_trunk=True`` the value head sits on the policy body (one trunk, about half the compute); the
+file then has no ``vf_body`` weights, and a checkpoint plays the same way (only ``pi_body``/``pi_head`` act).
+
 The observation's few raw (non 0/1) terms -- scores, target score, hand sizes -- are scaled by a fixed
 buffer ``obs_scale`` (saved with the weights) before the first layer.
 """
@@ -67,14 +70,16 @@ class SmearPolicy(nn.Module):
         activation: str = "relu",
         obs_size: int = OBS_SIZE,
         num_actions: int = NUM_ACTIONS,
+        shared_trunk: bool = False,
     ) -> None:
         super().__init__()
         self.hidden_sizes = [int(h) for h in hidden_sizes]
         self.activation = activation
+        self.shared_trunk = bool(shared_trunk)
         sizes = [obs_size, *self.hidden_sizes]
         self.register_buffer("obs_scale", torch.from_numpy(obs_scale()))
         self.pi_body = _mlp(sizes, activation)
-        self.vf_body = _mlp(sizes, activation)
+        self.vf_body = nn.Sequential() if self.shared_trunk else _mlp(sizes, activation)
         self.pi_head = nn.Linear(sizes[-1], num_actions)
         self.vf_head = nn.Linear(sizes[-1], 1)
         for body in (self.pi_body, self.vf_body):
@@ -90,9 +95,13 @@ class SmearPolicy(nn.Module):
         return logits.masked_fill(~mask, -1e9)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.vf_head(self.vf_body(obs * self.obs_scale)).squeeze(-1)
+        body = self.pi_body if self.shared_trunk else self.vf_body
+        return self.vf_head(body(obs * self.obs_scale)).squeeze(-1)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.shared_trunk:
+            h = self.pi_body(obs * self.obs_scale)
+            return self.pi_head(h).masked_fill(~mask, -1e9), self.vf_head(h).squeeze(-1)
         return self.logits(obs, mask), self.value(obs)
 
     @torch.no_grad()

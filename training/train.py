@@ -7,7 +7,8 @@
     smear-train --help-config                                    # every config field, default and doc
 
 Run folder: ``config.yaml`` (the resolved config), ``command.txt``, ``train.log`` (evaluations, JSON
-lines), ``tb/`` (TensorBoard: losses, bid statistics, win rates vs the baselines),
+lines), ``tb/`` (TensorBoard: losses, bid statistics, win rates vs the baselines), ``win_rate.png`` (the
+evaluations' win rates over training steps, :mod:`training.plot`),
 ``checkpoints/step_N.safetensors`` and ``checkpoints/latest.safetensors`` (written atomically; weights,
 optimizer, opponent pool, step and RNG state -- no pickle). ``--resume`` continues from
 ``latest.safetensors`` with the run's ``config.yaml`` (``--set`` may still override fields, e.g. a larger
@@ -109,6 +110,10 @@ def make_trainer(cfg: TrainConfig, rng: Any) -> Any:
         from .algorithms.ppo import PPOTrainer
 
         return PPOTrainer(cfg, rng)
+    if cfg.algorithm.name == "vector_ppo":
+        from .algorithms.vector_ppo import VectorPPOTrainer
+
+        return VectorPPOTrainer(cfg, rng)
     if cfg.algorithm.name == "rllib_ppo":
         from .algorithms.rllib_ppo import RLlibPPOTrainer
 
@@ -284,6 +289,12 @@ def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, lat
         return 130
     last_eval = run_evaluation(trainer, cfg, run)
     run.close()
+    from .plot import plot_run
+
+    try:
+        plot_run(run_dir)
+    except (ValueError, OSError) as e:  # no evaluation entries (eval.opponents empty), or unwritable
+        print(f"warning: no win-rate plot: {e}", file=sys.stderr)
     wins = win_text(last_eval, ".1%")
     print(f"done: {trainer.step} steps in {trainer.elapsed:.0f}s; saved {path} and latest.safetensors"
           + (f"; greedy win rate vs {wins}" if wins else ""), file=sys.stderr)

@@ -67,6 +67,42 @@ def parse_options(spec: str, text: str) -> dict[str, Any]:
     return options
 
 
+def _accepts(annotation: str, value: Any) -> bool:
+    """Whether a spec value fits a constructor parameter annotated ``annotation`` (a string such as
+    ``"int"``, ``"float | None"``; ``none`` is a spec's None)."""
+    kinds = {k.strip() for k in str(annotation).split("|")}
+    if "None" in kinds and isinstance(value, str) and value.lower() == "none":
+        return True
+    if isinstance(value, bool):
+        return "bool" in kinds
+    if isinstance(value, int):
+        return bool(kinds & {"int", "float"})
+    if isinstance(value, float):
+        return "float" in kinds
+    return "str" in kinds or not kinds & {"int", "float", "bool", "None"}
+
+
+def check_options(spec: str, cls: type, options: dict[str, Any]) -> None:
+    """Every option of ``spec`` names a keyword parameter of ``cls`` (other than ``rules``; any name when it
+    takes ``**options``) and has a value of its type; else ``ValueError`` naming the option and the valid
+    ones (or the expected type)."""
+    import inspect
+
+    sig = inspect.signature(cls).parameters
+    params = {k: p for k, p in sig.items()
+              if k != "rules" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    any_name = any(p.kind == p.VAR_KEYWORD for p in sig.values())
+    for key, value in options.items():
+        if key not in params:
+            if any_name:
+                continue
+            raise ValueError(f"bad agent spec {spec!r}: unknown option {key!r}; valid options: "
+                             f"{', '.join(params)}")
+        ann = params[key].annotation
+        if ann is not inspect.Parameter.empty and not _accepts(ann, value):
+            raise ValueError(f"bad agent spec {spec!r}: option {key}={value!r} must be {ann}")
+
+
 def is_checkpoint_spec(spec: str) -> bool:
     return spec.endswith(CHECKPOINT_SUFFIX) or os.path.isfile(spec)
 
@@ -93,9 +129,13 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
             agent = HeuristicAgent(rules)
     elif base == "pimc":
         options = parse_options(spec, opts)
-        from .pimc import PimcAgent  # lazy: written by the search engineer, may be heavy
+        from .pimc import PimcAgent  # lazy: may be heavy
 
-        agent = PimcAgent(rules, **options)
+        check_options(spec, PimcAgent, options)
+        try:
+            agent = PimcAgent(rules, **options)
+        except TypeError as e:  # pragma: no cover - check_options names the bad option first
+            raise ValueError(f"bad agent spec {spec!r}: {e}") from None
     elif is_checkpoint_spec(text):
         if not os.path.isfile(text):
             raise FileNotFoundError(
@@ -114,4 +154,4 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
     return agent
 
 
-__all__ = ["BUILTIN_NAMES", "make_agent", "parse_options", "is_checkpoint_spec"]
+__all__ = ["BUILTIN_NAMES", "check_options", "make_agent", "parse_options", "is_checkpoint_spec"]

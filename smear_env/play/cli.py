@@ -102,8 +102,10 @@ class SeatNames:
         rel = RELATIVE_NAMES[(s - self.seat) % 4]
         if s == self.seat:
             return rel
+        from rich.markup import escape
+
         short = Path(self.players[s]).stem if self.players[s].endswith(".safetensors") else self.players[s]
-        return f"{rel} ({short})"
+        return escape(f"{rel} ({short})")
 
 
 def table_markup(view: dict[str, Any], name: SeatNames) -> str:
@@ -238,6 +240,8 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
     """Run ``session`` with the person at ``seat``: show events and the table, read moves with
     ``read_line(prompt)`` (EOFError ends the game like ``quit``). Returns why it ended: ``"over"``
     (won or truncated), ``"quit"`` or ``"error"`` (an agent failed; ``session.error``)."""
+    from rich.markup import escape
+
     name = SeatNames(seat, session.names)
 
     def show(events: list[Event]) -> None:
@@ -252,7 +256,7 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
     shown_table = False
     while True:
         if session.error is not None:
-            console.print(f"[bold red]Game stopped[/]: {session.error}")
+            console.print(f"[bold red]Game stopped[/]: {escape(session.error)}")
             return "error"
         view = session.view(seat)
         if session.hand_over or session.over:
@@ -295,7 +299,7 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
                 console.print("No hint agents (--hint).")
             else:
                 for h in hinter.hint(session.game, seat):
-                    line = f"hint: {h['agent']} would {move_markup(h['name'])}"
+                    line = f"hint: {escape(h['agent'])} would {move_markup(h['name'])}"
                     if h["probabilities"]:
                         line += "  (" + ", ".join(f"{move_markup(p['name'])} {100 * p['p']:.0f}%"
                                                   for p in h["probabilities"][:5]) + ")"
@@ -304,12 +308,12 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
         try:
             action = parse_move(text, view)
         except ValueError as e:
-            console.print(f"[yellow]{e}[/]")
+            console.print(f"[yellow]{escape(str(e))}[/]")
             continue
         try:
             events = session.act(seat, action)
         except IllegalActionError as e:  # pragma: no cover - parse_move only returns legal moves
-            console.print(f"[yellow]{e}[/]")
+            console.print(f"[yellow]{escape(str(e))}[/]")
             continue
         show(events)
         shown_table = False
@@ -354,11 +358,12 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
     if args.max_hands < 1:
         ap.error(f"--max-hands must be >= 1, not {args.max_hands}")
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console(highlight=False)
     default, note = default_agent_spec(rules)
     if note and not all([args.partner, args.left or args.opponents, args.right or args.opponents]):
-        console.print(f"[yellow]note[/]: {note}")
+        console.print(f"[yellow]note[/]: {escape(note)}")
     seat = args.seat
     specs = [""] * 4
     specs[(seat + 2) % 4] = args.partner or default
@@ -392,7 +397,8 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
 
         path = Path(args.record or time.strftime("smear-game-%Y%m%d-%H%M%S.json"))
         save_records(path, session.record())
-        console.print(f"Game saved to {path} (smear-record/1; open it in smear-serve's replay viewer).")
+        console.print(f"Game saved to {escape(str(path))} (smear-record/1; open it in smear-serve's replay "
+                      "viewer).")
     return 1 if outcome == "error" else 0
 
 

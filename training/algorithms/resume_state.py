@@ -65,7 +65,8 @@ def restore_trainer_state(
     pool.snapshots = []
     for j, pstep in enumerate(meta.get("pool_steps", [])):
         sd = {k[len(f"pool.{j}."):]: v for k, v in tensors.items() if k.startswith(f"pool.{j}.")}
-        pol = SmearPolicy(cfg.network.hidden_sizes, cfg.network.activation)
+        net = cfg.network
+        pol = SmearPolicy(net.hidden_sizes, net.activation, shared_trunk=net.shared_trunk)
         pol.load_state_dict(sd)
         pool.add_snapshot(pstep, pol)
     if "rng.torch" in tensors:

@@ -13,7 +13,7 @@ const rel = (seat) => (seat - game.seat + 4) % 4;
 const seatName = (s) => {
   const p = game.players[s];
   const short = p.endsWith(".safetensors") ? p.split("/").pop().replace(".safetensors", "") : p;
-  return s === game.seat ? "You" : `${REL[rel(s)][0].toUpperCase() + REL[rel(s)].slice(1)} (${short})`;
+  return s === game.seat ? "You" : `${REL[rel(s)][0].toUpperCase() + REL[rel(s)].slice(1)} (${esc(short)})`;
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -182,7 +182,7 @@ function render() {
   if (over) {
     let text = state.error ? `Game stopped: ${state.error}` : state.truncated ? "The game stopped at the hand limit." :
       state.winner === me ? "You win the game!" : "The opponents win the game.";
-    res.innerHTML = (res.classList.contains("hidden") ? "" : res.innerHTML + "<br>") + `<b id="game-over">${text}</b>`;
+    res.innerHTML = (res.classList.contains("hidden") ? "" : res.innerHTML + "<br>") + `<b id="game-over">${esc(text)}</b>`;
     show(res, true);
     $("replay-link").href = `/replay?game=${game.id}`; show($("replay-link"), true);
     $("record-link").href = `/api/games/${game.id}/record`; show($("record-link"), true);
@@ -195,7 +195,7 @@ async function hint() {
     const h = await api("GET", `/api/games/${game.id}/hint`);
     $("hints").innerHTML = h.hints.map((x) => {
       const p = x.probabilities ? " (" + x.probabilities.slice(0, 4).map((q) => `${moveText(q.name)} ${(100 * q.p).toFixed(0)}%`).join(", ") + ")" : "";
-      return `<div><b>${x.agent.split("/").pop()}</b> would <b>${moveText(x.name)}</b>${p}</div>`;
+      return `<div><b>${esc(x.agent.split("/").pop())}</b> would <b>${moveText(x.name)}</b>${p}</div>`;
     }).join("");
     show($("hints"), true);
   } catch (e) { $("error").textContent = e.message; show($("error"), true); }

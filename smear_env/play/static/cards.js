@@ -49,4 +49,9 @@ async function api(method, path, body) {
   return data;
 }
 
+function esc(text) {
+  // text for innerHTML: player names come from uploaded files
+  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
 function show(el, on) { el.classList.toggle("hidden", !on); }

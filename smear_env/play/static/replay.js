@@ -3,7 +3,7 @@
 let R = null, i = 0;
 const $ = (id) => document.getElementById(id);
 const TEAM = (s) => `team ${s % 2}`;
-const short = (p) => (p.endsWith(".safetensors") ? p.split("/").pop().replace(".safetensors", "") : p);
+const short = (p) => esc(String(p).endsWith(".safetensors") ? String(p).split("/").pop().replace(".safetensors", "") : p);
 const who = (s) => `seat ${s} (${short(R.players[s])})`;
 
 function load(data) {

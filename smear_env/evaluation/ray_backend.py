@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .config import SmearRules
+from ..config import SmearRules
 
 
 def _run_chunk(team_a: Any, team_b: Any, rules: dict[str, Any], seed: int, max_hands: int, records: bool,
                pairs: list[int]) -> list[tuple[Any, Any]]:
-    from .evaluate import _worker_init, _worker_run
+    from .duplicate import _worker_init, _worker_run
 
     _worker_init(team_a, team_b, rules, seed, max_hands, records)
     return [_worker_run(p) for p in pairs]

@@ -1,0 +1,32 @@
+"""Duplicate evaluation of agents: where each part lives.
+
+* :mod:`smear_env.evaluation.duplicate` -- the scheduler: deal sequences (:class:`DealSequence`), pairs of
+  games with the teams' seats exchanged, worker processes, :func:`run_match`, :func:`run_tournament`.
+  Games are played by the table layer (:mod:`smear_env.table`).
+* :mod:`smear_env.evaluation.results` -- the statistics of a match (per-game counts, win rate and
+  margin intervals, per-team bidding and capture rates) and of a tournament (ratings); the interval
+  methods are in :mod:`smear_env.stats`.
+* :mod:`smear_env.evaluation.cli` -- the ``smear-eval`` command line.
+
+``smear_env.evaluate`` re-exports these names for older imports.
+"""
+
+from __future__ import annotations
+
+from .duplicate import (
+    DEFAULT_GAMES,
+    DEFAULT_MAX_HANDS,
+    DealSequence,
+    TeamSpec,
+    agent_rng,
+    play_game,
+    play_table,
+    run_match,
+    run_tournament,
+)
+from .results import GameStats, MatchResult, TournamentResult, game_stats
+
+__all__ = [
+    "DEFAULT_GAMES", "DEFAULT_MAX_HANDS", "DealSequence", "GameStats", "MatchResult", "TeamSpec",
+    "TournamentResult", "agent_rng", "game_stats", "play_game", "play_table", "run_match", "run_tournament",
+]

@@ -1,0 +1,222 @@
+"""``smear-eval``: duplicate evaluation of two teams of agents (or a tournament) from the command line.
+
+The rule flags are derived from :class:`~smear_env.config.SmearRules`
+(:func:`smear_env.table.add_rule_arguments`); the matches run in :mod:`smear_env.evaluation.duplicate`;
+the tables print :mod:`smear_env.evaluation.results` summaries. User errors (a bad agent spec, option or
+path, Ctrl-C) end with one ``smear-eval: error: ...`` line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..config import RuleOptionError
+from ..game import POINT_NAMES
+from ..table import add_rule_arguments, rules_from_args
+from .duplicate import BACKENDS, DEFAULT_GAMES, DEFAULT_MAX_HANDS, run_match, run_tournament
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _f(x: float | None, nd: int = 2) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def match_table(s: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    a, b = s["teams"]["a"], s["teams"]["b"]
+    lo, hi = s["win_rate_a_ci95"]
+    mlo, mhi = s["margin_per_hand_a_ci95"]
+    title = (f"{s['team_a']} (A) vs {s['team_b']} (B): {s['games']} games = {s['pairs']} duplicate pairs, "
+             f"seed {s['seed']}")
+    t = Table(title=title)
+    t.add_column("metric")
+    t.add_column(f"A: {s['team_a']}", justify="right")
+    t.add_column(f"B: {s['team_b']}", justify="right")
+    win = s["win_rate_a"]
+    t.add_row("games won", str(a["wins"]), str(b["wins"]))
+    t.add_row("win rate (95% CI)", f"{_pct(win)} [{_pct(lo)}, {_pct(hi)}]",
+              "-" if win is None else f"{_pct(1 - win)} [{_pct(1 - hi)}, {_pct(1 - lo)}]")
+    t.add_row("score margin / hand (95% CI)", f"{_f(s['margin_per_hand_a'], 3)} [{_f(mlo, 3)}, {_f(mhi, 3)}]",
+              "-" if s["margin_per_hand_a"] is None else f"{-s['margin_per_hand_a']:.3f}")
+    t.add_row("points won / hand", _f(a["points_per_hand"], 3), _f(b["points_per_hand"], 3))
+    t.add_row("bid rate (bidder in played hands)", _pct(a["bid_rate"]), _pct(b["bid_rate"]))
+    t.add_row("contract success", _pct(a["contract_success"]), _pct(b["contract_success"]))
+    t.add_row("average contract", _f(a["average_contract"]), _f(b["average_contract"]))
+    for p in POINT_NAMES:
+        t.add_row(f"{p} captured (of played hands)", _pct(a["capture_rate"][p]), _pct(b["capture_rate"][p]))
+    t.caption = (
+        f"draws {s['draws']} (truncated at {s['max_hands']} hands: {s['truncated']}); hands played "
+        f"{s['hands_played']}, thrown in {s['hands_thrown_in']}; {s['seconds']:.1f} s. "
+        "Win-rate CI: Wilson over pairs with design effect; margin CI: pair bootstrap."
+    )
+    return t
+
+
+def ratings_table(s: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"ratings (Bradley-Terry, Elo scale, {s['anchor']} = 0)")
+    t.add_column("rank", justify="right")
+    t.add_column("agent")
+    t.add_column("rating", justify="right")
+    t.add_column("95% CI", justify="right")
+    for k, r in enumerate(sorted(s["ratings"], key=lambda r: -r["rating"]), 1):
+        t.add_row(str(k), str(r["player"]), f"{r['rating']:.0f}", f"[{r['lo']:.0f}, {r['hi']:.0f}]")
+    return t
+
+
+def pairwise_table(s: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    players = s["players"]
+    t = Table(title="win rate of row vs column (duplicate)")
+    t.add_column("")
+    for p in players:
+        t.add_column(p, justify="right")
+    cell = {}
+    for m in s["matches"]:
+        w = m["win_rate_a"]
+        cell[(m["team_a"], m["team_b"])] = _pct(w)
+        cell[(m["team_b"], m["team_a"])] = _pct(None if w is None else 1 - w)
+    for p in players:
+        t.add_row(p, *[cell.get((p, q), "") for q in players])
+    return t
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="smear-eval",
+        description="Duplicate evaluation of two Smear teams (or a tournament of several). An agent is "
+                    "'random', 'heuristic', 'pimc[:key=value,...]' or a checkpoint path.",
+        epilog="--games N means N games in total: N/2 duplicate pairs, each pair playing one deal sequence "
+               "twice with the teams exchanging seats. N must be even.",
+    )
+    ap.add_argument("agents", nargs="+", help="TEAM_A TEAM_B (or 3+ agents: a tournament)")
+    ap.add_argument("--tournament", action="store_true", help="play every pair of the agents and fit ratings")
+    ap.add_argument("--games", type=int, default=DEFAULT_GAMES,
+                    help=f"games in total per matchup, even (default {DEFAULT_GAMES})")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the deal sequences and agents (default 0)")
+    ap.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    ap.add_argument("--backend", choices=BACKENDS, default="local",
+                    help="local: --workers processes on this machine; ray: the pairs as Ray tasks on a Ray "
+                         "cluster (same results; needs ray)")
+    ap.add_argument("--ray-address", metavar="ADDR",
+                    help="--backend ray: 'auto' or host:port of a running cluster (default: a local Ray)")
+    ap.add_argument("--json", action="store_true", help="print machine-readable results to stdout")
+    ap.add_argument("--records", metavar="FILE", help="write every game as smear-record/1 JSON lines")
+    ap.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
+                    help=f"truncate a game after this many deals, R21 (default {DEFAULT_MAX_HANDS})")
+    ap.add_argument("--anchor", help="tournament: the agent rated 0 (default random, else the first)")
+    add_rule_arguments(ap)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    try:
+        rules = rules_from_args(args)
+    except RuleOptionError as e:
+        ap.error(str(e))
+    if args.games < 2 or args.games % 2:
+        ap.error(f"--games must be an even number >= 2 (duplicate pairs), not {args.games}")
+    if args.workers < 1:
+        ap.error(f"--workers must be >= 1, not {args.workers}")
+    if args.max_hands < 1:
+        ap.error(f"--max-hands must be >= 1, not {args.max_hands}")
+    if args.seed < 0:
+        ap.error(f"--seed must be >= 0, not {args.seed}")
+    if args.backend == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            ap.error('--backend ray needs ray: pip install -c constraints/rllib.txt "smear-rl[rllib]"')
+    elif args.ray_address:
+        ap.error("--ray-address is only used with --backend ray")
+    tournament = args.tournament or len(args.agents) > 2
+    if len(args.agents) < 2:
+        ap.error("give two agents (TEAM_A TEAM_B), or several with --tournament")
+    if args.anchor is not None and args.anchor.strip() not in [a.strip() for a in args.agents]:
+        ap.error(f"--anchor {args.anchor!r} is not one of the agents: {', '.join(args.agents)}")
+    # check the specs up front: a clear error instead of a traceback from a worker
+    from ..agents.protocol import BotError
+    from ..agents.registry import make_agent
+
+    for spec in args.agents:
+        try:
+            make_agent(spec, rules)
+        except (ValueError, FileNotFoundError) as e:
+            ap.error(str(e))
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    err = Console(stderr=True)
+    n_matches = len(args.agents) * (len(args.agents) - 1) // 2 if tournament else 1
+    try:
+        rec_file = open(args.records, "w", encoding="utf-8") if args.records else None  # noqa: SIM115
+    except OSError as e:
+        ap.error(f"--records {args.records!r}: cannot write there ({e.strerror or e})")
+    written = 0
+    write = None
+    if rec_file is not None:
+        def write(rec: dict[str, Any]) -> None:
+            nonlocal written
+            rec_file.write(json.dumps(rec, separators=(",", ":")) + "\n")
+            written += 1
+    try:
+        columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn())
+        with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as prog:
+            task = prog.add_task("games", total=args.games * n_matches)
+
+            def advance(n: int) -> None:
+                prog.advance(task, n)
+
+            if tournament:
+                res = run_tournament(args.agents, args.games, rules, args.seed, args.workers, args.max_hands,
+                                     anchor=args.anchor, records=write, progress=advance,
+                                     backend=args.backend, ray_address=args.ray_address)
+                summary = res.summary()
+            else:
+                summary = run_match(args.agents[0], args.agents[1], args.games, rules, args.seed,
+                                    args.workers, args.max_hands, records=write, progress=advance,
+                                    backend=args.backend, ray_address=args.ray_address).summary()
+    except BotError as e:  # a protocol bot failed: the match stops, finished games are kept
+        kept = f"\nthe finished games are in {args.records}" if args.records else ""
+        err.print(f"smear-eval: match stopped: {e}{kept}", markup=False, highlight=False)
+        return 1
+    except KeyboardInterrupt:
+        kept = f"; {written} finished games are in {args.records}" if args.records else ""
+        print(f"smear-eval: interrupted{kept}", file=sys.stderr)
+        return 130
+    except OSError as e:
+        print(f"smear-eval: error: --records {args.records!r}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    finally:
+        if rec_file is not None:
+            rec_file.close()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    out = Console()
+    if tournament:
+        for m in summary["matches"]:
+            out.print(match_table(m))
+        out.print(pairwise_table(summary))
+        out.print(ratings_table(summary))
+    else:
+        out.print(match_table(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

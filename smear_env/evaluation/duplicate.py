@@ -1,0 +1,306 @@
+"""The duplicate scheduler: deal sequences, pairs of games with exchanged seats, worker processes,
+matches and tournaments.
+
+**Duplicate format.** Team A plays team B over ``games / 2`` *pairs* of games. Both games of pair ``g``
+use one sequence of deals: the same first dealer and, for every hand ``i`` (thrown-in hands count, R8),
+the same deal -- ``deal i`` is drawn from ``SeedSequence([seed, 1, g, i])``, independent of how the game
+went. In game 1 team A sits in seats 0/2 and team B in 1/3; in game 2 they exchange seats, so each team
+receives exactly the cards the other team held (the two games may still last a different number of hands;
+hand ``i`` always uses deal ``i``). This cancels most of the luck of the deal. ``--games N`` means N games
+in total (N/2 pairs), so N must be even.
+
+Games are played by the table layer (:func:`smear_env.table.play`, ``max_hands`` deals per game, R21:
+a game cut off there counts as a draw and is reported as truncated); an agent that offers ``act_view``
+(:func:`smear_env.agents.base.has_view_fast_path`) gets ``view_of(game, seat).relative()`` instead of the
+observation dict, the same information without the encode/decode round trip. The statistics are in
+:mod:`smear_env.evaluation.results`.
+
+Reproducible: the same seed gives identical numbers for any ``--workers`` (each pair's deals and agent
+generators derive from ``(seed, pair)`` only; results are combined in pair order). An agent's generator is
+derived through a one-way hash (:func:`agent_rng`), so it carries no ``[seed, pair, ...]`` seed sequence
+from which the deals could be rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing as mp
+import signal
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..agents.base import Agent
+from ..cards import HAND_SIZE, NUM_CARDS
+from ..config import SmearRules
+from ..game import NUM_PLAYERS
+from ..stats import rate_players
+from ..table import Table, TableOptions, play, start_agents
+from .results import TAG_BOOT, GameStats, MatchResult, TournamentResult, aggregate, game_stats
+
+DEFAULT_MAX_HANDS = 200
+DEFAULT_GAMES = 200
+BACKENDS = ("local", "ray")
+_TAG_DEAL, _TAG_DEALER = 1, 2
+
+TeamSpec = str | Callable[[], Agent]
+
+
+# ---------------------------------------------------------------------------- deals
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+    return int(seed)
+
+
+class DealSequence:
+    """The deals of one duplicate pair: first dealer and deal ``i`` from ``(seed, pair)`` only."""
+
+    def __init__(self, seed: int, pair: int) -> None:
+        self.seed = _check_seed(seed)
+        self.pair = _check_seed(pair)
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, _TAG_DEALER, self.pair]))
+        self.first_dealer = int(rng.integers(NUM_PLAYERS))  # R4: uniformly at random
+        self._cache: dict[int, tuple[list[list[int]], list[int]]] = {}
+
+    def deal(self, i: int) -> tuple[list[list[int]], list[int]]:
+        """``(hands, stock)`` of hand ``i`` (R5: 6 cards to each seat, 8 to the stock)."""
+        if i not in self._cache:
+            rng = np.random.default_rng(np.random.SeedSequence([self.seed, _TAG_DEAL, self.pair, i]))
+            perm = rng.permutation(NUM_CARDS).tolist()
+            hands = [sorted(perm[s * HAND_SIZE:(s + 1) * HAND_SIZE]) for s in range(NUM_PLAYERS)]
+            self._cache[i] = (hands, perm[NUM_PLAYERS * HAND_SIZE:])
+        return self._cache[i]
+
+
+def agent_rng(seed: int, pair: int, game: int, seat: int) -> np.random.Generator:
+    """The generator an agent gets in ``start_game`` for game ``game`` (0/1) of pair ``pair``, seat ``seat``.
+
+    Its seed sequence holds only a SHA-256 digest of those numbers, never ``[seed, pair, ...]`` itself, so
+    an agent cannot read from it the key of :class:`DealSequence` (issue: the generator must not be a key
+    to the deals)."""
+    key = hashlib.sha256(f"smear-eval/agent/{seed}/{pair}/{game}/{seat}".encode()).digest()
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(key[:16], "little")))
+
+
+# ---------------------------------------------------------------------------- one game
+def play_game(
+    agents: Sequence[Agent],
+    rules: SmearRules | None = None,
+    seed: int = 0,
+    deals: DealSequence | None = None,
+    max_hands: int = DEFAULT_MAX_HANDS,
+    rngs: Sequence[np.random.Generator] | None = None,
+) -> tuple[dict[str, Any], GameStats]:
+    """Play one game with ``agents[s]`` in seat ``s``; returns ``(smear-record/1 dict, stats)``.
+
+    Deals come from ``deals`` (default ``DealSequence(seed, 0)``); agents' generators from ``rngs``
+    (default derived from ``seed``). At most ``max_hands`` hands are dealt (R21): a game still running
+    then is truncated (``winner`` None).
+    """
+    if len(agents) != NUM_PLAYERS:
+        raise ValueError(f"play_game needs {NUM_PLAYERS} agents (one per seat), got {len(agents)}")
+    if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
+        raise ValueError(f"max_hands must be an integer >= 1, not {max_hands!r}")
+    rules = rules if rules is not None else SmearRules()
+    table = play_table(agents, rules, deals if deals is not None else DealSequence(seed, 0), max_hands,
+                       rngs if rngs is not None else [agent_rng(seed, 0, 0, s) for s in range(NUM_PLAYERS)])
+    game, truncated = table.require_game(), table.truncated
+    record = game.to_record(players=[a.name for a in agents], truncated=truncated)
+    return record, game_stats(game, truncated)
+
+
+def play_table(
+    agents: Sequence[Agent],
+    rules: SmearRules,
+    deals: DealSequence,
+    max_hands: int,
+    rngs: Sequence[np.random.Generator],
+) -> Table:
+    """Play one game of ``deals`` on a :class:`~smear_env.table.Table` (truncated after ``max_hands``
+    deals); returns the table (its ``game``, ``truncated``)."""
+    start_agents(agents, rules, rngs)
+    table = Table(rules, TableOptions(max_cycles=None, max_hands=max_hands))
+    table.new_game(deals=deals)
+    play(table, agents)
+    return table
+
+
+# ---------------------------------------------------------------------------- duplicate pairs
+def _build(spec: TeamSpec, rules: SmearRules) -> Agent:
+    if isinstance(spec, str):
+        from ..agents.registry import make_agent
+
+        return make_agent(spec, rules)
+    if callable(spec):
+        return spec()
+    raise TypeError(f"a team is an agent spec string or a zero-argument agent factory, not {spec!r}")
+
+
+class _PairRunner:
+    """Two agent instances per team (one per seat), reused across games."""
+
+    def __init__(self, team_a: TeamSpec, team_b: TeamSpec, rules: SmearRules, seed: int, max_hands: int,
+                 records: bool) -> None:
+        self.a = [_build(team_a, rules), _build(team_a, rules)]
+        self.b = [_build(team_b, rules), _build(team_b, rules)]
+        self.rules = rules
+        self.seed = seed
+        self.max_hands = max_hands
+        self.records = records
+
+    def run(self, pair: int) -> tuple[list[GameStats], list[dict[str, Any]] | None]:
+        deals = DealSequence(self.seed, pair)
+        a, b = self.a, self.b
+        seatings = ([a[0], b[0], a[1], b[1]], [b[0], a[0], b[1], a[1]])  # A in 0/2, then A in 1/3
+        stats, recs = [], []
+        for g, agents in enumerate(seatings):
+            rngs = [agent_rng(self.seed, pair, g, s) for s in range(NUM_PLAYERS)]
+            try:
+                table = play_table(agents, self.rules, deals, self.max_hands, rngs)
+            except Exception as e:  # e.g. a protocol bot failed: keep the records of the games finished
+                e.finished_records = recs  # type: ignore[attr-defined]
+                raise
+            game, truncated = table.require_game(), table.truncated
+            stats.append(game_stats(game, truncated))
+            if self.records:
+                rec = game.to_record(players=[x.name for x in agents], truncated=truncated)
+                rec["seed"] = self.seed
+                rec["duplicate"] = {"pair": pair, "game": g, "team_a_seats": [g, g + 2]}
+                recs.append(rec)
+        return stats, (recs if self.records else None)
+
+
+_WORKER: _PairRunner | None = None
+
+
+def _worker_init(team_a: TeamSpec, team_b: TeamSpec, rules: dict[str, Any], seed: int, max_hands: int,
+                 records: bool) -> None:
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (one message, no
+    # traceback per worker); the parent then terminates the pool
+    _WORKER = _PairRunner(team_a, team_b, SmearRules.from_dict(rules), seed, max_hands, records)
+
+
+def _worker_run(pair: int) -> tuple[list[GameStats], list[dict[str, Any]] | None]:
+    assert _WORKER is not None
+    return _WORKER.run(pair)
+
+
+def run_match(
+    team_a: TeamSpec,
+    team_b: TeamSpec,
+    games: int = DEFAULT_GAMES,
+    rules: SmearRules | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    max_hands: int = DEFAULT_MAX_HANDS,
+    records: Callable[[dict[str, Any]], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
+) -> MatchResult:
+    """Duplicate match of ``games`` games (``games / 2`` pairs) between two teams.
+
+    A team is an agent spec (``"heuristic"``, ``"pimc:samples=16"``, a checkpoint path; see
+    :func:`smear_env.agents.registry.make_agent`) or a zero-argument factory returning an agent (with
+    ``workers > 1`` it must be picklable). Each game's ``smear-record/1`` dict is passed to ``records``
+    in order; ``progress(n)`` is called after each pair with the number of games it finished (2).
+    ``backend="ray"`` plays the pairs as Ray tasks (:mod:`smear_env.evaluation.ray_backend`; ``workers``
+    unused; the cluster at ``ray_address``, or a local Ray): the same result as ``"local"`` for one seed.
+    """
+    if backend not in BACKENDS:
+        allowed = ", ".join(map(repr, BACKENDS))
+        raise ValueError(f"backend {backend!r} is not allowed; allowed values: {allowed}")
+    if isinstance(games, bool) or not isinstance(games, int) or games < 2 or games % 2:
+        raise ValueError(f"games must be an even integer >= 2 (duplicate pairs of games), not {games!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, not {workers!r}")
+    if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
+        raise ValueError(f"max_hands must be an integer >= 1, not {max_hands!r}")
+    seed = _check_seed(seed)
+    rules = rules if rules is not None else SmearRules()
+    n_pairs = games // 2
+    want_records = records is not None
+    t0 = time.perf_counter()
+    results: list[list[GameStats]] = []
+
+    def take(out: tuple[list[GameStats], list[dict[str, Any]] | None]) -> None:
+        stats, recs = out
+        results.append(stats)
+        if records is not None and recs:
+            for r in recs:
+                records(r)
+        if progress is not None:
+            progress(len(stats))
+
+    workers = min(workers, n_pairs)
+    # Build the agents here first, so that a bad spec fails fast with its own error, not in a worker.
+    runner = _PairRunner(team_a, team_b, rules, seed, max_hands, want_records)
+    name_a, name_b = runner.a[0].name, runner.b[0].name
+    try:
+        if backend == "ray":
+            from .ray_backend import run_pairs
+
+            for out in run_pairs(team_a, team_b, rules, seed, max_hands, want_records, n_pairs, ray_address):
+                take(out)
+        elif workers == 1:
+            for p in range(n_pairs):
+                take(runner.run(p))
+        else:
+            ctx = mp.get_context("spawn")
+            chunk = max(1, min(16, n_pairs // (workers * 8)))
+            with ctx.Pool(workers, initializer=_worker_init,
+                          initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, want_records)) as pool:
+                for out in pool.imap(_worker_run, range(n_pairs), chunksize=chunk):  # ordered: deterministic
+                    take(out)
+    except Exception as e:  # the match stops; every finished game is still passed to ``records``
+        for r in getattr(e, "finished_records", None) or ():
+            records(r)  # type: ignore[misc]
+        raise
+    scores, margins, hands, totals = aggregate(results)
+    return MatchResult(
+        team_a=name_a, team_b=name_b, rules=rules, seed=seed, games=games,
+        max_hands=max_hands, pair_scores=scores, pair_margin=margins, pair_hands=hands, totals=totals,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+# ---------------------------------------------------------------------------- tournaments
+def run_tournament(
+    players: Sequence[str],
+    games: int = DEFAULT_GAMES,
+    rules: SmearRules | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    max_hands: int = DEFAULT_MAX_HANDS,
+    anchor: str | None = None,
+    records: Callable[[dict[str, Any]], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+    n_boot: int = 500,
+    backend: str = "local",
+    ray_address: str | None = None,
+) -> TournamentResult:
+    """Every pair of ``players`` plays a duplicate match of ``games`` games (the same deal sequences for
+    every matchup); ratings are a Bradley-Terry fit anchored at ``anchor`` (default ``random`` if
+    playing, else the first player) = 0."""
+    players = [p.strip() for p in players]
+    if len(players) < 2:
+        raise ValueError(f"a tournament needs at least 2 players, got {players!r}")
+    if len(set(players)) != len(players):
+        raise ValueError(f"tournament players must be distinct, got {players!r}")
+    if anchor is None:
+        anchor = "random" if "random" in players else players[0]
+    if anchor not in players:
+        raise ValueError(f"anchor {anchor!r} is not one of the players {players!r}")
+    matches: dict[tuple[int, int], MatchResult] = {}
+    for i in range(len(players)):
+        for j in range(i + 1, len(players)):
+            matches[(i, j)] = run_match(players[i], players[j], games, rules, seed, workers, max_hands,
+                                        records, progress, backend, ray_address)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, TAG_BOOT, 1]))
+    ratings = rate_players(players, {k: m.pair_scores for k, m in matches.items()}, rng,
+                           anchor=players.index(anchor), n_boot=n_boot)
+    return TournamentResult(players=players, matches=matches, ratings=ratings, anchor=anchor)

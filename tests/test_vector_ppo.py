@@ -1,0 +1,120 @@
+"""vector_ppo: PPO collecting on the batched engine. Returns are checked exactly on small rollouts, the
+trainer runs, saves, resumes, and its shared-trunk checkpoint plays with numpy; plus the win-rate plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from smear_env.agents.checkpoint import load_agent, read_checkpoint
+from smear_env.config import SmearRules
+from training.config import ConfigError, load_config
+from training.plot import main as plot_main
+from training.plot import read_curves
+from training.train import main
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = str(ROOT / "configs" / "quickstart.yaml")
+VEC = ["algorithm.name=vector_ppo", "selfplay.opponents={self: 0.5, random: 0.5, heuristic: 0}",
+       "n_envs=8", "algorithm.n_steps=32", "algorithm.gamma=1.0", "algorithm.gae_lambda=1.0",
+       "output.tensorboard=false"]
+
+
+def _trainer(*overrides: str):
+    from training.algorithms.vector_ppo import VectorPPOTrainer
+
+    cfg = load_config(QUICK, [*VEC, *overrides], "tiny")
+    return VectorPPOTrainer(cfg, np.random.default_rng(0))
+
+
+def _check_links(tr) -> None:
+    """The decisions kept for the next rollout link only among themselves; open seats point into them."""
+    nxt = tr.buf["nxt"][: tr.n]
+    assert ((nxt == -1) | ((nxt > np.arange(tr.n)) & (nxt < tr.n))).all()
+    assert ((tr.last == -1) | (tr.last < tr.n)).all()
+
+
+def test_game_outcome_returns_are_exactly_the_win():
+    """episode game, reward win, gamma = lambda = 1: every decision's return is its team's +-1 game result,
+    also for episodes carried over from one rollout to the next."""
+    tr = _trainer("rules.target_score=3", "env.episode=game", "env.reward=win")
+    for _ in range(3):
+        batch = tr.collect(256)
+        assert len(batch["act"]) >= 256
+        np.testing.assert_allclose(np.abs(batch["ret"]), 1.0, atol=1e-5)
+        assert batch["mask"][np.arange(len(batch["act"])), batch["act"]].all()  # only legal actions
+        _check_links(tr)
+    assert tr.n > 0  # some episodes were open at the end of a rollout
+
+
+def test_hand_score_returns_are_raw_point_differences():
+    """episode hand, reward score, score_scale 1: each return is the hand's raw point difference (an integer,
+    |d| <= 8), and both signs occur."""
+    tr = _trainer("env.episode=hand", "env.reward=score", "env.score_scale=1.0")
+    for _ in range(2):
+        ret = tr.collect(256)["ret"]
+        np.testing.assert_allclose(ret, np.round(ret), atol=1e-4)
+        assert np.abs(ret).max() <= 8 and (ret > 0).any() and (ret < 0).any()
+        _check_links(tr)
+
+
+def test_vector_ppo_trains_resumes_and_plays_with_numpy(tmp_path):
+    run = tmp_path / "run"
+    args = ["--config", QUICK, "--variant", "tiny", "--set", "rules.target_score=5",
+            "--set", "total_timesteps=600", "--set", "output.checkpoint_interval=300",
+            "--set", "selfplay.snapshot_interval=200", "--set", "network.shared_trunk=true",
+            "--set", "selfplay.opponents={self: 0.4, snapshot: 0.3, random: 0.3, heuristic: 0}",
+            "--set", "algorithm.name=vector_ppo", "--run-dir", str(run)]
+    assert main(args) == 0
+    latest = run / "checkpoints" / "latest.safetensors"
+    tensors, meta = read_checkpoint(latest)
+    assert meta["algorithm"] == "vector_ppo" and meta["step"] >= 600 and meta["state"]["pool_steps"]
+    assert not any(k.startswith("policy.vf_body") for k in tensors)  # shared trunk
+    assert (run / "win_rate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["--run-dir", str(run), "--resume", "--set", "total_timesteps=1200"]) == 0
+    assert read_checkpoint(latest)[1]["step"] >= 1200
+
+    from training.policy import SmearPolicy
+
+    pol = SmearPolicy([32], "relu", shared_trunk=True)
+    pol.load_state_dict({k[7:]: torch.from_numpy(v.copy()) for k, v in read_checkpoint(latest)[0].items()
+                         if k.startswith("policy.")})
+    from smear_env.vector import VectorGame
+
+    vg = VectorGame(16, SmearRules(target_score=5), seed=1)
+    obs, mask = vg.observe(), vg.legal_mask()
+    want = pol.act(obs, mask, None, greedy=True)[0]
+    agent = load_agent(latest, SmearRules(target_score=5))
+    got = agent.policy.logits(obs, mask).argmax(axis=1)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_vector_ppo_config_errors():
+    from training.algorithms.vector_ppo import VectorPPOTrainer
+
+    cfg = load_config(QUICK, ["algorithm.name=vector_ppo"], "tiny")  # quickstart plays the heuristic
+    with pytest.raises(ConfigError, match="'heuristic' not available with algorithm 'vector_ppo'"):
+        VectorPPOTrainer(cfg, np.random.default_rng(0))
+    with pytest.raises(ConfigError, match="network.shared_trunk"):
+        load_config(QUICK, ["network.shared_trunk=true"])
+    with pytest.raises(ConfigError, match="env.score_scale"):
+        load_config(QUICK, ["env.score_scale=1.0"])
+
+
+def test_plot_reads_evaluations_and_writes_png(tmp_path, capsys):
+    log = tmp_path / "train.log"
+    lines = [{"step": 0, "imitation": {}}]
+    for step, w in ((100, 0.25), (0, 0.1), (200, 0.5)):
+        ev = {"opponent": "heuristic", "win_rate": w, "ci95": [w - .1, w + .1]}
+        lines.append({"step": step, "eval": ev})
+    log.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+    assert read_curves(log) == {"heuristic": [(0, 0.1, 0.0, 0.2), (100, 0.25, 0.15, 0.35),
+                                              (200, 0.5, 0.4, 0.6)]}
+    assert plot_main([str(tmp_path)]) == 0
+    assert (tmp_path / "win_rate.png").read_bytes()[:4] == b"\x89PNG"
+    assert plot_main([str(tmp_path / "missing")]) == 2
+    assert "no train.log" in capsys.readouterr().err
