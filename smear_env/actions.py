@@ -15,6 +15,10 @@ ids                        decision     meaning
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from .cards import NUM_CARDS, NUM_SUITS, SUIT_CHARS, card_name
 
 MIN_BID = 2
@@ -28,6 +32,29 @@ PLAY_ACTION_BASE = DISCARD_ACTION_BASE + NUM_CARDS
 NUM_ACTIONS = PLAY_ACTION_BASE + NUM_CARDS
 
 assert (TRUMP_ACTION_BASE, DISCARD_ACTION_BASE, PLAY_ACTION_BASE, NUM_ACTIONS) == (4, 8, 40, 72)
+
+
+def action_id(value: Any) -> int | None:
+    """``value`` as a Python ``int`` when it is an integer-valued scalar: a Python ``int``, a numpy integer
+    (``np.int64(3)``) or a 0-d integer array (``np.array(3)``, what ``model.predict(obs)`` of SB3 /
+    sb3-contrib returns for one observation). ``None`` for anything else: bools (``True`` is not action 1),
+    floats (even ``3.0``), strings, ``None``, arrays with a shape. The range is not checked."""
+    if isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
+        return int(value)
+    return None
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to about ``limit`` characters (for error messages that echo user input)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def bid_action(bid: int) -> int:

@@ -6,10 +6,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .actions import short_repr
+
 HIGH_LOW_VALUES = ("ace_seven", "in_play")
 GAME_POINT_TIE_VALUES = ("nobody", "bidder")
 ALL_PASS_VALUES = ("redeal", "dealer_must_bid")
 KITTY_SIZE_VALUES = (0, 1, 2, 3)
+MAX_TARGET_SCORE = 2**20
+"""Largest target_score: scores and the target stay exact in the float32 observation (bounds +-2**24)."""
 
 
 class RuleOptionError(ValueError):
@@ -27,7 +31,7 @@ class SmearRules:
     kitty_size: int = field(default=3, metadata={"rule": "R9", "choices": KITTY_SIZE_VALUES})
     """R9: how many stock cards the bidder takes, 0..3."""
     target_score: int = field(default=15, metadata={"rule": "R18"})
-    """R18: the score that wins the game (integer >= 1)."""
+    """R18: the score that wins the game (integer, 1 .. MAX_TARGET_SCORE = 2**20)."""
     high_low: str = field(default="ace_seven", metadata={"rule": "R13/R14", "choices": HIGH_LOW_VALUES})
     """R13/R14: ``"ace_seven"`` (ace and 7 of trump) or ``"in_play"`` (highest and lowest trump played)."""
     game_point_tie: str = field(default="nobody", metadata={"rule": "R16", "choices": GAME_POINT_TIE_VALUES})
@@ -42,13 +46,15 @@ class SmearRules:
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> RuleOptionError:
             value = getattr(self, name)
-            return RuleOptionError(f"rule option {name}={value!r} is not allowed; allowed values: {allowed}")
+            return RuleOptionError(
+                f"rule option {name}={short_repr(value)} is not allowed; allowed values: {allowed}"
+            )
 
         # bool is a subclass of int: reject it where an integer is meant (never silently coerce).
         if type(self.kitty_size) is not int or self.kitty_size not in KITTY_SIZE_VALUES:
             raise bad("kitty_size", "0, 1, 2, 3")
-        if type(self.target_score) is not int or self.target_score < 1:
-            raise bad("target_score", "an integer >= 1")
+        if type(self.target_score) is not int or not 1 <= self.target_score <= MAX_TARGET_SCORE:
+            raise bad("target_score", f"an integer from 1 to {MAX_TARGET_SCORE} (2**20)")
         if self.high_low not in HIGH_LOW_VALUES or not isinstance(self.high_low, str):
             raise bad("high_low", ", ".join(map(repr, HIGH_LOW_VALUES)))
         if self.game_point_tie not in GAME_POINT_TIE_VALUES or not isinstance(self.game_point_tie, str):

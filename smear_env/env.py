@@ -98,7 +98,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .actions import NUM_ACTIONS, action_name
+from .actions import NUM_ACTIONS, action_name, short_repr
 from .cards import NUM_CARDS
 from .config import RuleOptionError, SmearRules
 from .game import Game, IllegalActionError
@@ -212,15 +212,28 @@ def _forwarding(cls: type) -> type:
 
 
 TerminateIllegalWrapper = _forwarding(wrappers.TerminateIllegalWrapper)
-AssertOutOfBoundsWrapper = _forwarding(wrappers.AssertOutOfBoundsWrapper)
 OrderEnforcingWrapper = _forwarding(wrappers.OrderEnforcingWrapper)
+
+
+class AssertOutOfBoundsWrapper(_forwarding(wrappers.AssertOutOfBoundsWrapper)):  # type: ignore[misc]
+    """PettingZoo's ``AssertOutOfBoundsWrapper`` that first turns any integer-valued scalar (a numpy
+    integer, a 0-d array from ``model.predict``) into an ``int`` and rejects every other value (bools,
+    floats, strings, out-of-range ids) with :class:`~smear_env.game.IllegalActionError` naming the legal
+    actions, the state unchanged (:meth:`raw_env.checked_action`)."""
+
+    def step(self, action: Any) -> None:
+        super().step(self._raw.checked_action(action))
 
 
 def env(**kwargs: Any) -> AECEnv:
     """smear_v0 with PettingZoo's standard classic wrappers (illegal action: -1 and the episode ends).
 
     The wrappers are PettingZoo's own classes, subclassed only to forward the per-step attributes
-    directly (``isinstance(e, pettingzoo.utils.wrappers.OrderEnforcingWrapper)`` holds)."""
+    directly (``isinstance(e, pettingzoo.utils.wrappers.OrderEnforcingWrapper)`` holds), and to check the
+    action value first (:class:`AssertOutOfBoundsWrapper`: a value that is no action id raises
+    ``IllegalActionError``; a legal-looking id that is illegal now ends the episode with -1). Before
+    ``reset()`` the order-enforcing wrapper raises PettingZoo's errors (``AssertionError`` for a call,
+    ``AttributeError`` for an attribute), as in every PettingZoo env."""
     e = raw_env(**kwargs)
     e = TerminateIllegalWrapper(e, illegal_reward=-1)
     e = AssertOutOfBoundsWrapper(e)
@@ -229,8 +242,14 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class raw_env(OnTable, AECEnv):
-    """The unwrapped smear_v0 AEC environment (see the module docstring). An illegal action raises
-    :class:`~smear_env.game.IllegalActionError` naming it and the legal ones."""
+    """The unwrapped smear_v0 AEC environment (see the module docstring).
+
+    Errors (the state is unchanged after each): an illegal action, or a value that is no action id (any
+    integer-valued scalar is one: ``int``, numpy integers, 0-d integer arrays; bools, floats, strings and
+    ids outside 0..71 are not), raises :class:`~smear_env.game.IllegalActionError` (a ``ValueError``)
+    naming it and the legal ones; a non-``None`` action for an agent that is done, or an unknown agent
+    name, raises ``ValueError``; ``step``, ``last``, ``observe``, ``state``, ``render`` before ``reset()``
+    and ``step`` / ``last`` once every agent has stepped out raise ``RuntimeError``."""
 
     metadata = {
         "render_modes": list(RENDER_MODES),
@@ -290,10 +309,39 @@ class raw_env(OnTable, AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._require_game()
-        seat = self._seat[agent]
+        try:
+            seat = self._seat[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown agent {short_repr(agent)}; agents: {', '.join(AGENTS)}") from None
         return {"observation": encode_game(game, seat), "action_mask": action_mask(game, seat)}
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._require_game()
+        if self.agent_selection not in self._cumulative_rewards:
+            raise RuntimeError("the episode is over (every agent has stepped out); call reset()")
+        return super().last(observe)
+
+    def checked_action(self, action: Any) -> Any:
+        """The action ``step`` will take, checked before any state changes: for the agent to act, an
+        ``int`` in ``0..71`` (any integer-valued scalar is accepted; anything else raises
+        :class:`~smear_env.game.IllegalActionError` naming the legal actions); for an agent that is done,
+        only ``None`` (else ``ValueError``, as PettingZoo). ``RuntimeError`` before ``reset()`` and once
+        every agent has stepped out."""
+        game = self._require_game()
+        agent = self.agent_selection
+        if agent not in self.terminations:
+            raise RuntimeError("the episode is over (every agent has stepped out); call reset()")
+        if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(f"{agent} is done: the only valid action is None, got {short_repr(action)}")
+            return None
+        try:
+            return game.check_action_id(action)
+        except IllegalActionError as e:
+            raise IllegalActionError(f"{agent}: {e}") from None
+
     def step(self, action: Any) -> None:
+        action = self.checked_action(action)
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)

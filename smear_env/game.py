@@ -18,12 +18,15 @@ import numpy as np
 from .actions import (
     DISCARD_ACTION_BASE,
     MAX_BID,
+    NUM_ACTIONS,
     PASS_ACTION,
     PLAY_ACTION_BASE,
     TRUMP_ACTION_BASE,
     action_bid,
+    action_id,
     action_name,
     bid_action,
+    short_repr,
 )
 from .cards import (
     CARD_NAMES,
@@ -312,17 +315,32 @@ class Game:
                 f"no player acts in phase {Phase(self.phase).name}"
                 + ("; call start_next_hand()" if self.phase == HAND_OVER else "; the game is over")
             )
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            raise IllegalActionError(
-                f"action {action!r} is not an integer action id; legal actions: {self._legal_names()}"
-            )
-        action = int(action)
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:  # the common case stays fast
+            action = self.check_action_id(action)
         if action not in self.legal_actions():
             raise IllegalActionError(
                 f"action {action} ({action_name(action)}) is not legal for player {self.to_act} in phase "
                 f"{Phase(self.phase).name}; legal actions: {self._legal_names()}"
             )
         return action
+
+    def check_action_id(self, action: Any) -> int:
+        """``action`` as an ``int`` in ``0 .. NUM_ACTIONS - 1`` (any integer-valued scalar:
+        :func:`~smear_env.actions.action_id`); anything else (bools, floats, strings, None, arrays with a
+        shape, out-of-range ids) raises :class:`IllegalActionError` naming the legal actions. Legality is
+        not checked here."""
+        a = action_id(action)
+        if a is None:
+            raise IllegalActionError(
+                f"action {short_repr(action)} ({type(action).__name__}) is not an integer action id; "
+                f"legal actions: {self._legal_names()}"
+            )
+        if not 0 <= a < NUM_ACTIONS:
+            raise IllegalActionError(
+                f"action {short_repr(a)} (no action id: ids are 0..{NUM_ACTIONS - 1}) is not legal; "
+                f"legal actions: {self._legal_names()}"
+            )
+        return a
 
     def _legal_names(self) -> str:
         return ", ".join(f"{a} ({action_name(a)})" for a in self.legal_actions())

@@ -3,7 +3,10 @@
 A record holds, hand by hand, the dealer, the deal, the stock and every decision, plus the results the
 engine computed. :func:`replay` re-runs every decision on a fresh :class:`~smear_env.game.Game` and checks
 that the recomputed results equal the recorded ones (raising :class:`RecordMismatchError` naming the hand
-and the field that differ). Files are JSON: one record per line (``.jsonl``) or one JSON document.
+and the field that differ); a record that is not smear-record/1 at all (missing or mistyped fields, nesting
+deeper than :data:`MAX_DEPTH`) raises :class:`RecordValidationError`. Files are JSON: one record per line
+(``.jsonl``) or one JSON document; :func:`load_records` names a bad line (:class:`RecordFileError`, which
+carries the valid records before it) or, with ``strict=False``, returns those records with a warning.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from .actions import (
     bid_action,
     discard_action,
     play_action,
+    short_repr,
     trump_action,
 )
 from .cards import SUIT_CHARS, names, parse_card
@@ -92,8 +96,25 @@ def _inline_refs(node: Any, defs: dict[str, Any], depth: int) -> Any:
     return node
 
 
+MAX_DEPTH = 32
+"""Deepest nesting of lists / objects accepted in a record (a real one nests about 8 levels)."""
+
+
+def check_depth(obj: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise :class:`RecordValidationError` when ``obj`` nests lists / dicts deeper than ``limit`` (checked
+    without recursion, so a hostile record gives this error instead of ``RecursionError``)."""
+    stack = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                raise RecordValidationError(f"record nests lists/objects deeper than {limit} levels")
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))
+
+
 def validate_record(rec: Any) -> None:
     """Raise :class:`RecordValidationError` unless ``rec`` conforms to the smear-record/1 schema."""
+    check_depth(rec)
     validator = _validator()
     errors = sorted(validator.iter_errors(rec), key=lambda e: list(e.absolute_path))
     if errors:
@@ -123,30 +144,66 @@ def save_records(path: str | Path, records: Iterable[dict[str, Any]] | dict[str,
                 f.write("\n")
 
 
-def load_records(path: str | Path, *, validate: bool = False) -> list[dict[str, Any]]:
-    """Read records written by :func:`save_records` (JSON lines, one JSON record, or a JSON array)."""
+class RecordFileError(ValueError):
+    """A records file has a bad line or record: ``line`` (1-based line of a JSON-lines file, or None for a
+    single JSON document), ``index`` (of the bad record) and ``valid`` (the good records before it)."""
+
+    def __init__(self, message: str, line: int | None, index: int, valid: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.line = line
+        self.index = index
+        self.valid = valid
+
+
+def load_records(path: str | Path, *, validate: bool = False, strict: bool = True) -> list[dict[str, Any]]:
+    """Read records written by :func:`save_records` (JSON lines, one JSON record, or a JSON array).
+
+    A line that is not JSON, a record that is not an object (or, with ``validate``, not a smear-record/1
+    record) raises :class:`RecordFileError` naming the line (its ``valid`` holds the records before it);
+    with ``strict=False`` the valid records before the first bad one are returned instead, with a warning
+    naming the line (e.g. a file whose writer was killed mid-line)."""
     text = Path(path).read_text(encoding="utf-8")
     stripped = text.strip()
     if not stripped:
         return []
+    items: list[tuple[int | None, Any]] = []
+    bad: RecordFileError | None = None
     try:
         doc = json.loads(stripped)
-    except json.JSONDecodeError:
-        doc = None
-        recs = []
+    except (json.JSONDecodeError, RecursionError):
         for n, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
-                    recs.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}: line {n} is not JSON: {e}") from e
-    if doc is not None:
-        recs = doc if isinstance(doc, list) else [doc]
-    for i, r in enumerate(recs):
+                    items.append((n, json.loads(line)))
+                except (json.JSONDecodeError, RecursionError) as e:
+                    reason = str(e) if isinstance(e, json.JSONDecodeError) else "nested too deeply"
+                    bad = RecordFileError(f"{path}: line {n} is not JSON: {reason}", n, len(items), [])
+                    break
+    else:
+        items = [(None, r) for r in (doc if isinstance(doc, list) else [doc])]
+    recs: list[dict[str, Any]] = []
+    for i, (n, r) in enumerate(items):
+        where = f"line {n} (record {i})" if n is not None else f"record {i}"
+        problem = None
         if not isinstance(r, dict):
-            raise ValueError(f"{path}: record {i} is a {type(r).__name__}, not a JSON object")
-        if validate:
-            validate_record(r)
+            problem = f"is a {type(r).__name__}, not a JSON object"
+        elif validate:
+            try:
+                validate_record(r)
+            except RecordValidationError as e:
+                problem = f"is not valid: {e}"
+        if problem is not None:
+            bad = RecordFileError(f"{path}: {where} {problem}", n, i, [])
+            break
+        recs.append(r)
+    if bad is None:
+        return recs
+    bad.valid = recs
+    if strict:
+        raise bad
+    import warnings
+
+    warnings.warn(f"{bad}; returning the {len(recs)} valid records before it", stacklevel=2)
     return recs
 
 
@@ -171,9 +228,34 @@ def replay_states(record: dict[str, Any]) -> Iterator[Game]:
 
 
 def _replay(record: dict[str, Any]) -> Iterator[Game]:
-    """Yield the (same, mutated) game after every action, and once more at the end."""
+    """Yield the (same, mutated) game after every action, and once more at the end. A record that is not
+    smear-record/1 (missing or mistyped fields) raises :class:`RecordValidationError` (from
+    :func:`validate_record` when jsonschema is installed), never a bare KeyError / IndexError."""
+    check_depth(record)
     if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise RecordMismatchError(None, "format", f"expected {FORMAT!r}, got {_get(record, 'format')!r}")
+        shown = short_repr(_get(record, "format"))
+        raise RecordMismatchError(None, "format", f"expected {FORMAT!r}, got {shown}")
+    try:
+        yield from _replay_fields(record)
+    except RecordMismatchError:
+        raise
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+        raise _malformed(record, e) from None
+
+
+def _malformed(record: dict[str, Any], e: Exception) -> RecordValidationError:
+    """The error for a record whose replay failed on its structure: the schema's, when it names one."""
+    try:
+        validate_record(record)
+    except RecordValidationError as v:
+        return v
+    except ImportError:
+        pass
+    detail = short_repr(e.args[0] if len(e.args) == 1 else e, 200)
+    return RecordValidationError(f"record is not a valid {FORMAT} record: {type(e).__name__} {detail}")
+
+
+def _replay_fields(record: dict[str, Any]) -> Iterator[Game]:
     rules = SmearRules.from_dict(record["rules"])
     hands = record["hands"]
     if not hands:

@@ -56,7 +56,7 @@ def render_text(game: Game, viewer: int | None = None) -> str:
         trump = "?"
     contract = f"{game.contract} by player_{game.bidder}" if game.contract is not None else "-"
     lines.append(f"dealer player_{game.dealer}   contract {contract}   trump {trump}")
-    lines.append(f"{'seat':<10}{'team':<6}{'bid':<8}{'cards':<5}hand")
+    lines.append(f"{'seat':<10}{'team':<6}{'bid':<8}{'cards':<6}hand")
     for s in range(4):
         marks = ("*" if game.current_player == s else " ") + ("D" if s == game.dealer else " ")
         if viewer is None or viewer == s:
@@ -64,7 +64,7 @@ def render_text(game: Game, viewer: int | None = None) -> str:
         else:
             hand = "?" * game.hands[s].bit_count()
         lines.append(
-            f"{SEAT_NAMES[s]:<10}{s & 1:<6}{bids.get(s, ''):<8}{game.hands[s].bit_count():<5}{hand}  {marks}"
+            f"{SEAT_NAMES[s]:<10}{s & 1:<6}{bids.get(s, ''):<8}{game.hands[s].bit_count():<6}{hand}  {marks}"
         )
     can_see_private = viewer is None or (viewer == game.bidder and game.phase != BIDDING)
     if game.kitty and can_see_private:

@@ -27,8 +27,11 @@ Options:
 Agents get ``start_game(seat, rules, rng)`` at each new game with generators derived from the env's.
 An illegal action raises :class:`~smear_env.game.IllegalActionError` (``illegal_action="raise"``, the
 default) or, with ``illegal_action="terminate"``, ends the episode with reward -1 (as PettingZoo's
-``TerminateIllegalWrapper``; generic checkers that step random actions need it). ``action_space.sample()``
-draws a legal action (:class:`LegalDiscrete`).
+``TerminateIllegalWrapper``; generic checkers that step random actions need it). Any integer-valued scalar
+is an action (``int``, numpy integers, the 0-d array ``model.predict`` returns); a value that is no action
+id (bools, floats, strings, ids outside 0..71) raises ``IllegalActionError`` in both modes. ``step``
+before ``reset()`` or after the episode ended raises ``RuntimeError``. The state is unchanged after every
+error. ``action_space.sample()`` draws a legal action (:class:`LegalDiscrete`).
 """
 
 from __future__ import annotations
@@ -202,6 +205,10 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         if table.done:
             raise RuntimeError("the episode is over; call reset()")
         seat = self._require_game().to_act
+        try:
+            action = self._require_game().check_action_id(action)  # no action id at all: raised in both modes
+        except IllegalActionError as e:
+            raise IllegalActionError(f"learning seat {seat}: {e}") from None
         try:
             st = table.apply(action)
         except IllegalActionError as e:

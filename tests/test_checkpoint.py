@@ -101,7 +101,7 @@ def test_no_pickle_file_is_plain_safetensors(tmp_path):
 def test_rules_mismatch_names_differing_option(tmp_path):
     path = tmp_path / "a.safetensors"
     _save(path, rules=SmearRules(kitty_size=2))
-    with pytest.raises(CheckpointError, match=r"kitty_size=2 \(evaluation: 3\)"):
+    with pytest.raises(CheckpointError, match=r"kitty_size=2 \(requested: 3\)"):
         load_agent(path, RULES)
     assert load_agent(path).name == str(path)  # no rules given: no rule check
     with pytest.raises(CheckpointError, match="target_score"):
@@ -181,5 +181,5 @@ def test_shipped_agent_loads_under_default_rules():
     assert path.stat().st_size < 5_000_000
     for obs in _observations(2):
         assert obs["action_mask"][agent.act(obs)] == 1
-    with pytest.raises(CheckpointError, match=r"target_score=15 \(evaluation: 11\)"):
+    with pytest.raises(CheckpointError, match=r"target_score=15 \(requested: 11\)"):
         load_agent(path, SmearRules(target_score=11))

@@ -58,7 +58,7 @@ def test_hand_score_returns_are_raw_point_differences():
     for _ in range(2):
         ret = tr.collect(256)["ret"]
         np.testing.assert_allclose(ret, np.round(ret), atol=1e-4)
-        assert np.abs(ret).max() <= 8 and (ret > 0).any() and (ret < 0).any()
+        assert np.abs(ret).max() <= 8 + 1e-4 and (ret > 0).any() and (ret < 0).any()  # float32 sums
         _check_links(tr)
 
 

@@ -10,8 +10,13 @@ A config file is YAML with a ``default:`` block and optional named variants (RL-
       network: {hidden_sizes: [64, 64]}
 
 Validation: an unknown or misspelled key is an error naming it and the closest valid key; a value of the
-wrong type is an error naming the key and the expected type. ``smear-train --help-config`` prints every
-field with its default and documentation.
+wrong type or outside its range (:data:`RANGES`; every float must be finite) is an error naming the key
+and the expected values; ``selfplay.opponents`` and ``imitation.teacher`` must name agents that can be
+built. ``smear-train --help-config`` prints every field with its default and documentation.
+
+Files are parsed with a bound: at most :data:`MAX_CONFIG_BYTES`, nesting at most :data:`MAX_YAML_DEPTH`
+levels, and no YAML aliases (``*name``; a few nested aliases can expand to gigabytes). Error messages
+echo at most a short prefix of a bad value.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import ast
 import dataclasses
 import difflib
 import inspect
+import math
 import re
 import textwrap
 import types
@@ -30,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from smear_env.actions import short_repr
 from smear_env.config import RuleOptionError, SmearRules
 
 
@@ -243,6 +250,27 @@ CHOICES: dict[tuple[type, str], tuple[str, ...]] = {
     (TrainConfig, "vec_env"): ("dummy", "subproc"),
 }
 
+# (section, field) -> (low, high, low inclusive, high inclusive, text); None: unbounded on that side.
+RANGES: dict[tuple[type, str], tuple[float | None, float | None, bool, bool, str]] = {
+    (AlgorithmConfig, "learning_rate"): (0.0, None, False, False, "a number > 0"),
+    (AlgorithmConfig, "gamma"): (0.0, 1.0, True, True, "a number in [0, 1]"),
+    (AlgorithmConfig, "gae_lambda"): (0.0, 1.0, True, True, "a number in [0, 1]"),
+    (AlgorithmConfig, "clip_range"): (0.0, None, False, False, "a number > 0"),
+    (AlgorithmConfig, "ent_coef"): (0.0, None, True, False, "a number >= 0"),
+    (AlgorithmConfig, "ent_coef_final"): (0.0, None, True, False, "a number >= 0 or null"),
+    (AlgorithmConfig, "vf_coef"): (0.0, None, True, False, "a number >= 0"),
+    (AlgorithmConfig, "max_grad_norm"): (0.0, None, False, False, "a number > 0"),
+    (AlgorithmConfig, "target_kl"): (0.0, None, False, False, "a number > 0 or null"),
+    (EnvConfig, "win_bonus"): (0.0, None, True, False, "a number >= 0"),
+    (ImitationConfig, "learning_rate"): (0.0, None, False, False, "a number > 0"),
+    (ImitationConfig, "epsilon"): (0.0, 1.0, True, True, "a number in [0, 1]"),
+    (EvalConfig, "interval"): (0, None, True, False, "an integer >= 0"),
+    (EvalConfig, "target_score"): (1, 2**20, True, True, "an integer from 1 to 1048576 or null"),
+    (OutputConfig, "keep_checkpoints"): (0, None, True, False, "an integer >= 0"),
+    (TrainConfig, "time_limit"): (0.0, None, False, False, "a number of seconds > 0 or null"),
+    (TrainConfig, "seed"): (0, 2**63 - 1, True, True, "an integer from 0 to 2**63 - 1"),
+}
+
 POSITIVE_INTS = {
     (AlgorithmConfig, "n_steps"), (AlgorithmConfig, "batch_size"), (AlgorithmConfig, "n_epochs"),
     (TrainConfig, "n_envs"), (TrainConfig, "torch_threads"), (TrainConfig, "total_timesteps"),
@@ -305,7 +333,7 @@ def _check_value(key: str, value: Any, tp: Any) -> Any:
     that PyYAML leaves unparsed for floats). Raises ConfigError naming the key and the expected type."""
 
     def bad() -> ConfigError:
-        got = f"{value!r} ({type(value).__name__})"
+        got = f"{short_repr(value)} ({type(value).__name__})"
         return ConfigError(f"config key {key!r}: expected {type_name(tp)}, got {got}")
 
     origin = typing.get_origin(tp)
@@ -354,11 +382,11 @@ def _check_value(key: str, value: Any, tp: Any) -> Any:
 
 
 def _unknown_key(key: str, prefix: str, valid: list[str]) -> ConfigError:
-    full = f"{prefix}{key}"
-    close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.5)
+    full = short_repr(f"{prefix}{key}")
+    close = difflib.get_close_matches(str(key)[:100], valid, n=1, cutoff=0.5)
     hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
     return ConfigError(
-        f"unknown config key {full!r}{hint} (valid keys{' in ' + prefix.rstrip('.') if prefix else ''}: "
+        f"unknown config key {full}{hint} (valid keys{' in ' + prefix.rstrip('.') if prefix else ''}: "
         f"{', '.join(valid)})"
     )
 
@@ -369,7 +397,7 @@ def build(cls: type, data: Any, prefix: str = "") -> Any:
         data = {}
     if not isinstance(data, dict):
         name = prefix.rstrip(".") or "config"
-        raise ConfigError(f"config key {name!r}: expected a mapping (section), got {data!r}")
+        raise ConfigError(f"config key {name!r}: expected a mapping (section), got {short_repr(data)}")
     hints = _hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     kwargs: dict[str, Any] = {}
@@ -387,11 +415,42 @@ def build(cls: type, data: Any, prefix: str = "") -> Any:
             raise ConfigError(f"config key {full!r}: {v!r} is not one of {', '.join(map(repr, choices))}")
         if (cls, key) in POSITIVE_INTS and v < 1:
             raise ConfigError(f"config key {full!r}: expected an integer >= 1, got {v!r}")
+        _check_range(cls, key, full, v)
         kwargs[key] = v
     try:
         return cls(**kwargs)
     except RuleOptionError as e:
         raise ConfigError(f"config section {prefix.rstrip('.')!r}: {e}") from e
+
+
+def _check_range(cls: type, key: str, full: str, v: Any) -> None:
+    """Raise ConfigError when a number of field ``cls.key`` is not finite or outside :data:`RANGES`."""
+    for x in v.values() if isinstance(v, dict) else v if isinstance(v, list) else [v]:
+        if isinstance(x, float) and not math.isfinite(x):
+            raise ConfigError(f"config key {full!r}: expected a finite number, got {x!r}")
+    spec = RANGES.get((cls, key))
+    if spec is None or v is None:
+        return
+    lo, hi, lo_incl, hi_incl, text = spec
+    ok = (lo is None or (v >= lo if lo_incl else v > lo)) and (hi is None or (v <= hi if hi_incl else v < hi))
+    if not ok:
+        raise ConfigError(f"config key {full!r}: expected {text}, got {short_repr(v)}")
+
+
+def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
+    """Raise ConfigError naming ``key`` unless ``spec`` builds an agent (``cmd:`` bots are not started
+    here: only their spec is checked for a command)."""
+    if spec.startswith("cmd"):
+        if not spec.partition(":")[2].strip():
+            raise ConfigError(f"config key {key!r}: agent spec {short_repr(spec)} has no command")
+        return
+    from smear_env.agents.registry import make_agent
+
+    try:
+        make_agent(spec, rules)
+    except (ValueError, TypeError, OSError, ImportError) as e:
+        text = str(e)
+        raise ConfigError(f"config key {key!r}: {text if len(text) <= 500 else text[:497] + '...'}") from None
 
 
 def validate(cfg: TrainConfig) -> TrainConfig:
@@ -411,6 +470,11 @@ def validate(cfg: TrainConfig) -> TrainConfig:
             raise ConfigError(f"config key 'selfplay.opponents.{k}': probability {p} is negative")
     if sum(cfg.selfplay.opponents.values()) <= 0:
         raise ConfigError("config key 'selfplay.opponents': probabilities sum to 0")
+    for k in cfg.selfplay.opponents:
+        if k not in ("self", "snapshot"):
+            check_agent_spec(k, f"selfplay.opponents.{k}", cfg.rules)
+    if cfg.imitation.teacher is not None:
+        check_agent_spec(cfg.imitation.teacher, "imitation.teacher", cfg.rules)
     if not cfg.network.hidden_sizes or any(h < 1 for h in cfg.network.hidden_sizes):
         raise ConfigError(
             f"config key 'network.hidden_sizes': expected sizes >= 1, got {cfg.network.hidden_sizes}"
@@ -444,19 +508,70 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAX_CONFIG_BYTES = 1_000_000
+"""Largest config file (or ``--set`` value) read."""
+MAX_YAML_DEPTH = 20
+"""Deepest nesting of mappings / lists in a config (the real ones nest 3 levels)."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases and with a nesting bound (see the module docstring)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise ConfigError(
+                f"line {event.start_mark.line + 1}: YAML aliases (*{str(event.anchor)[:40]}) are not "
+                "allowed in config files; write the values out"
+            )
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                mark = self.peek_event().start_mark
+                raise ConfigError(f"line {mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def safe_load_bounded(text: str) -> Any:
+    """``yaml.safe_load`` with the bounds of the module docstring; a violation raises ConfigError (without
+    the file name: callers add it), a syntax error ``yaml.YAMLError``."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{len(text):,} characters, more than the {MAX_CONFIG_BYTES:,} allowed")
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def _yaml_error(e: yaml.YAMLError) -> str:
+    """A YAML syntax error in one short line (PyYAML quotes the offending line, which may be huge)."""
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + short_repr(str(problem), 200).strip("'\"")
+
+
 def parse_override(item: str) -> tuple[list[str], Any]:
     """``"algorithm.learning_rate=1e-4"`` -> (["algorithm", "learning_rate"], 1e-4); values are YAML
     scalars (or flow collections such as ``[64, 64]``)."""
+    shown = short_repr(item)
     if "=" not in item:
-        raise ConfigError(f"--set {item!r}: expected key=value (e.g. algorithm.learning_rate=1.0e-4)")
+        raise ConfigError(f"--set {shown}: expected key=value (e.g. algorithm.learning_rate=1.0e-4)")
     key, raw = item.split("=", 1)
     key = key.strip()
     if not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"--set {item!r}: bad key {key!r}")
+        raise ConfigError(f"--set {shown}: bad key {short_repr(key)}")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = safe_load_bounded(raw) if raw.strip() else ""
     except yaml.YAMLError as e:
-        raise ConfigError(f"--set {item!r}: value is not valid YAML: {e}") from e
+        raise ConfigError(f"--set {shown}: value is not valid YAML: {_yaml_error(e)}") from None
+    except ConfigError as e:
+        raise ConfigError(f"--set {shown}: {e}") from None
     return key.split("."), value
 
 
@@ -474,13 +589,21 @@ def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
     """The raw mapping of a config file: its ``default`` block, merged with ``variant`` if given."""
     path = Path(path)
     try:
+        if path.is_file() and path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"config file {str(path)!r} has {path.stat().st_size:,} bytes, more than the "
+                f"{MAX_CONFIG_BYTES:,} allowed"
+            )
         text = path.read_text()
-    except OSError as e:
-        raise ConfigError(f"cannot read config file {str(path)!r}: {e.strerror}") from e
+    except (OSError, UnicodeDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        raise ConfigError(f"cannot read config file {str(path)!r}: {why}") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = safe_load_bounded(text)
     except yaml.YAMLError as e:
-        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {e}") from e
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {_yaml_error(e)}") from None
+    except ConfigError as e:
+        raise ConfigError(f"config file {str(path)!r}: {e}") from None
     if not isinstance(doc, dict) or "default" not in doc:
         raise ConfigError(
             f"config file {str(path)!r} must be a mapping with a 'default:' block "
@@ -490,15 +613,18 @@ def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"config file {str(path)!r}: 'default' must be a mapping")
     if variant is not None:
-        variants = [k for k in doc if k != "default"]
-        if variant not in variants:
+        variants = [str(k) for k in doc if k != "default"]
+        if variant not in doc or variant == "default":
             close = difflib.get_close_matches(variant, variants, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(
-                f"config file {str(path)!r} has no variant {variant!r}{hint} "
-                f"(variants: {', '.join(variants) or 'none'})"
+                f"config file {str(path)!r} has no variant {short_repr(variant)}{hint} "
+                f"(variants: {short_repr(', '.join(variants), 300).strip(chr(39)) or 'none'})"
             )
-        data = deep_merge(data, doc[variant] or {})
+        over = doc[variant] or {}
+        if not isinstance(over, dict):
+            raise ConfigError(f"config file {str(path)!r}: variant {variant!r} must be a mapping")
+        data = deep_merge(data, over)
     return data
 
 

@@ -10,9 +10,13 @@ Run folder: ``config.yaml`` (the resolved config), ``command.txt``, ``train.log`
 lines), ``tb/`` (TensorBoard: losses, bid statistics, win rates vs the baselines), ``win_rate.png`` (the
 evaluations' win rates over training steps, :mod:`training.plot`),
 ``checkpoints/step_N.safetensors`` and ``checkpoints/latest.safetensors`` (written atomically; weights,
-optimizer, opponent pool, step and RNG state -- no pickle). ``--resume`` continues from
-``latest.safetensors`` with the run's ``config.yaml`` (``--set`` may still override fields, e.g. a larger
-total_timesteps). Ctrl-C saves a checkpoint before exiting.
+optimizer, opponent pool, step and RNG state -- no pickle). ``--resume`` continues from the newest readable
+checkpoint (``latest.safetensors``, or a newer or intact ``step_N`` when ``latest`` is missing, older or
+corrupt) with the run's ``config.yaml`` (``--set`` may still override fields, e.g. a larger
+total_timesteps); ``config.yaml`` and ``command.txt`` are only rewritten once the checkpoint has loaded, so
+a failed resume leaves the run folder as it was. Temporary files of an interrupted save (``*.tmp``) are
+removed at every start. Ctrl-C (or SIGTERM) saves a checkpoint before exiting; during the imitation warm
+start nothing is saved (the warm start is not resumable: run the same command again).
 """
 
 from __future__ import annotations
@@ -94,15 +98,18 @@ class Run:
         save_tensors(self.ckpt_dir / "latest.safetensors", all_t, meta)
         keep = cfg.output.keep_checkpoints
         if keep > 0:
-            steps = sorted(int(p.stem[5:]) for p in self.ckpt_dir.glob("step_*.safetensors")
-                           if p.stem[5:].isdigit())
-            for s in steps[:-keep]:
-                (self.ckpt_dir / f"step_{s}.safetensors").unlink(missing_ok=True)
+            for _, p in step_checkpoints(self.ckpt_dir)[:-keep]:
+                p.unlink(missing_ok=True)
         return path
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+
+
+def step_checkpoints(ckpt_dir: Path) -> list[tuple[int, Path]]:
+    """(N, path) of the ``step_N.safetensors`` files of a checkpoint folder, by N."""
+    return sorted((int(p.stem[5:]), p) for p in ckpt_dir.glob("step_*.safetensors") if p.stem[5:].isdigit())
 
 
 def make_trainer(cfg: TrainConfig, rng: Any) -> Any:
@@ -123,16 +130,80 @@ def make_trainer(cfg: TrainConfig, rng: Any) -> Any:
     return MaskablePPOTrainer(cfg, rng)
 
 
-def resume_from(trainer: Any, path: Path, cfg: TrainConfig) -> None:
+def resume_from(trainer: Any, path: Path, cfg: TrainConfig,
+                loaded: tuple[dict[str, Any], dict[str, Any]] | None = None) -> None:
+    """Load the training state of checkpoint ``path`` (or of its already ``loaded`` tensors and metadata)
+    into ``trainer``; a checkpoint that does not fit the run's config raises ConfigError."""
     import torch
 
     from smear_env.agents.checkpoint import check_compatible, prefixed, read_checkpoint
 
-    tensors, meta = read_checkpoint(path)
-    check_compatible(meta, path, cfg.rules)
+    tensors, meta = loaded if loaded is not None else read_checkpoint(path)
+    check_compatible(meta, path, cfg.rules, wanted="this run's config",
+                     advice="resume with the rule options it was trained on, or start a new run")
     t = {k: torch.from_numpy(v.copy()) for k, v in tensors.items()}
-    trainer.load_state(prefixed(t, "policy."), t, meta.get("state") or {}, int(meta["step"]))
+    try:
+        trainer.load_state(prefixed(t, "policy."), t, meta.get("state") or {}, int(meta["step"]))
+    except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as e:
+        raise ConfigError(
+            f"--resume: checkpoint {str(path)!r} does not fit this run's config (network or algorithm "
+            f"changed?): {type(e).__name__}: {str(e)[:300]}"
+        ) from None
     trainer.elapsed_before = float(meta.get("elapsed_s", 0.0))
+
+
+TEMP_SUFFIX = ".tmp"
+
+
+def clean_temporary_files(ckpt_dir: Path) -> list[Path]:
+    """Remove the temporary files an interrupted save left in ``ckpt_dir`` (``*.tmp``); returns them."""
+    removed = []
+    if ckpt_dir.is_dir():
+        for p in ckpt_dir.glob(f"*{TEMP_SUFFIX}"):
+            if p.is_file():
+                p.unlink(missing_ok=True)
+                removed.append(p)
+    return removed
+
+
+def newest_readable_checkpoint(ckpt_dir: Path) -> tuple[Path, dict[str, Any], dict[str, Any], list[str]]:
+    """(path, tensors, metadata, skipped) of the newest checkpoint of a run folder that reads: normally
+    ``latest.safetensors``; a ``step_N`` file with a larger N when ``latest`` is missing, corrupt or
+    older. ``skipped``: one line per unreadable file passed over. ConfigError when none reads."""
+    from smear_env.agents.checkpoint import CheckpointError, read_checkpoint
+
+    skipped: list[str] = []
+
+    def read(p: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        try:
+            return read_checkpoint(p)
+        except CheckpointError as e:
+            skipped.append(f"{p.name}: {str(e)[:300]}")
+            return None
+
+    steps = step_checkpoints(ckpt_dir)[::-1]
+    best: tuple[Path, dict[str, Any], dict[str, Any]] | None = None
+    latest = ckpt_dir / "latest.safetensors"
+    if latest.is_file():
+        got = read(latest)
+        if got is not None:
+            best = (latest, *got)
+    best_step = int(best[2].get("step", -1)) if best is not None else -1
+    for n, p in steps:
+        if n <= best_step:
+            break
+        got = read(p)
+        if got is not None:
+            best = (p, *got)
+            break
+    if best is None:
+        if not skipped:
+            raise ConfigError(
+                f"--resume: no checkpoint in {str(ckpt_dir)!r} to resume from (a run interrupted before its "
+                "first checkpoint: run it again without --resume)"
+            )
+        raise ConfigError(f"--resume: no readable checkpoint in {str(ckpt_dir)!r}: " + "; ".join(skipped))
+    return (*best, skipped)
 
 
 def win_text(evals: dict[str, float], fmt: str) -> str:
@@ -190,30 +261,36 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
 
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    latest = run_dir / "checkpoints" / "latest.safetensors"
-    if resume and not latest.is_file():
-        raise ConfigError(f"--resume: no checkpoint {str(latest)!r} to resume from")
-    (run_dir / "config.yaml").write_text(dump_yaml(cfg))
-    with open(run_dir / "command.txt", "a", encoding="utf-8") as f:
-        f.write(command + "\n")
+    ckpt_dir = run_dir / "checkpoints"
+    for p in clean_temporary_files(ckpt_dir):
+        print(f"removed {p} (left by an interrupted save)", file=sys.stderr)
+    loaded = newest_readable_checkpoint(ckpt_dir) if resume else None
     rng = np.random.default_rng(cfg.seed)
     trainer = make_trainer(cfg, rng)
     trainer.elapsed_before = 0.0
     trainer.elapsed = 0.0
     trainer.run_dir = run_dir
     try:
-        return _train_loop(trainer, cfg, run_dir, resume, latest)
+        return _train_loop(trainer, cfg, run_dir, resume, command, loaded)
     finally:
         close = getattr(trainer, "close", None)  # rllib_ppo: stop its workers (and the Ray it started)
         if close is not None:
             close()
 
 
-def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, latest: Path) -> int:
-    if resume:
-        resume_from(trainer, latest, cfg)
-        print(f"resumed from {latest} at step {trainer.step}", file=sys.stderr)
+def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, command: str,
+                loaded: Any) -> int:
+    if loaded is not None:
+        path, tensors, meta, skipped = loaded
+        for line in skipped:
+            print(f"warning: skipped unreadable checkpoint {line}", file=sys.stderr)
+        resume_from(trainer, path, cfg, (tensors, meta))
+        print(f"resumed from {path} at step {trainer.step}", file=sys.stderr)
+    # Only now (the checkpoint fits the config) is the run folder changed.
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(dump_yaml(cfg))
+    with open(run_dir / "command.txt", "a", encoding="utf-8") as f:
+        f.write(command + "\n")
     run = Run(run_dir, cfg)
     t0 = time.monotonic()
     im = cfg.imitation
@@ -224,10 +301,12 @@ def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, lat
 
         print(f"warm start: cloning {im.teacher!r} ({im.decisions} decisions, {im.epochs} epochs)",
               file=sys.stderr)
+        cloned = False
         try:
             m = pretrain(trainer.warm_start_policy(), im.teacher, cfg.rules, im.decisions, im.epochs,
                          im.batch_size, im.learning_rate, cfg.seed, im.workers, im.epsilon, log=run.scalars)
             trainer.after_warm_start()
+            cloned = True
             trainer.elapsed = time.monotonic() - t0
             run.log({"step": 0, "imitation": m})
             run.scalars(m, 0)
@@ -237,7 +316,14 @@ def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, lat
             print(f"warm start done in {m['imitation/total_s']:.0f}s: accuracy {m['imitation/accuracy']:.1%}"
                   + wins, file=sys.stderr)
         except KeyboardInterrupt:
-            interrupted = True
+            if not cloned:
+                # The policy is not cloned yet: saving it as step 0 would make --resume continue as plain RL
+                # from a random policy. Nothing is saved; the same command starts the run again.
+                print(f"interrupted during the imitation warm start: no checkpoint saved; run the same "
+                      f"command again to start {run_dir} over", file=sys.stderr)
+                run.close()
+                return 130
+            interrupted = True  # cloned: saved below as step 0
     out = cfg.output
     next_ckpt = (trainer.step // out.checkpoint_interval + 1) * out.checkpoint_interval
     next_snap = (trainer.step // cfg.selfplay.snapshot_interval + 1) * cfg.selfplay.snapshot_interval
@@ -307,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.help_config:
         print(help_text())
         return 0
+    from smear_env.agents.checkpoint import CheckpointError
+
     try:
         if args.resume:
             if not args.run_dir and not args.config:
@@ -333,18 +421,47 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(ckpt_dir)
                 shutil.rmtree(run_dir / "tb", ignore_errors=True)
                 (run_dir / "train.log").unlink(missing_ok=True)
-    except ConfigError as e:
-        print(f"smear-train: error: {e}", file=sys.stderr)
-        return 2
+        check_writable(run_dir)
+    except (ConfigError, CheckpointError) as e:
+        return _error(e)
+    except OSError as e:
+        return _error(f"{e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
     prog = os.path.basename(sys.argv[0])
     prog = "python -m training.train" if prog in ("train.py", "__main__.py", "") else prog
     command = " ".join(shlex.quote(a) for a in [prog,
                                                   *(sys.argv[1:] if argv is None else argv)])
     try:
         return train(cfg, run_dir, resume=args.resume, command=command)
-    except ConfigError as e:
-        print(f"smear-train: error: {e}", file=sys.stderr)
-        return 2
+    except (ConfigError, CheckpointError) as e:
+        return _error(e)
+    except OSError as e:
+        return _error(f"{e.strerror or e}" + (f": {e.filename}" if e.filename else ""), status=1)
+
+
+MAX_MESSAGE = 2000
+
+
+def _error(e: Exception | str, status: int = 2) -> int:
+    """Print ``smear-train: error: ...`` (cut to MAX_MESSAGE characters) and return ``status``."""
+    text = str(e)
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE - 3] + "..."
+    print(f"smear-train: error: {text}", file=sys.stderr)
+    return status
+
+
+def check_writable(run_dir: Path) -> None:
+    """Raise OSError (or ConfigError) unless ``run_dir`` can hold a run: its first existing ancestor is a
+    writable folder (nothing is created here)."""
+    p = run_dir
+    while not p.exists():
+        if p.parent == p:
+            break
+        p = p.parent
+    if not p.is_dir():
+        raise ConfigError(f"run folder {str(run_dir)!r}: {str(p)!r} is a file, not a folder")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise ConfigError(f"run folder {str(run_dir)!r}: {str(p)!r} is not writable")
 
 
 if __name__ == "__main__":

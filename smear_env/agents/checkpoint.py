@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..actions import NUM_ACTIONS
+from ..actions import NUM_ACTIONS, short_repr
 from ..config import SmearRules
 from ..observation import OBS_SIZE, TERMS
 
@@ -70,21 +71,72 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
         ) from e
     if META_KEY not in header:
         raise CheckpointError(f"checkpoint {str(path)!r} has no smear metadata: not a smear-rl checkpoint")
+    text = header[META_KEY]
+    depth = json_depth(text)
+    if depth > MAX_META_DEPTH:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: its metadata is nested {depth} levels deep (at most {MAX_META_DEPTH})"
+        )
     try:
-        meta = json.loads(header[META_KEY])
-    except json.JSONDecodeError as e:
+        meta = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
         raise CheckpointError(f"checkpoint {str(path)!r}: its metadata is not valid JSON ({e})") from e
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(
-            f"checkpoint {str(path)!r}: format {meta.get('format') if isinstance(meta, dict) else meta!r} "
-            f"is not {FORMAT!r}"
-        )
+        shown = meta.get("format") if isinstance(meta, dict) else meta
+        raise CheckpointError(f"checkpoint {str(path)!r}: format {short_repr(shown)} is not {FORMAT!r}")
+    check_metadata_types(meta, path)
     return tensors, meta
 
 
-def check_compatible(meta: dict[str, Any], path: str | Path, rules: SmearRules | None = None) -> None:
+MAX_META_DEPTH = 32
+"""Deepest nesting of lists / objects allowed in a checkpoint's metadata (real ones use about 6)."""
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def json_depth(text: str) -> int:
+    """Deepest nesting of ``[`` / ``{`` in a JSON text (strings skipped), without parsing it: a bound to
+    check before ``json.loads`` (which recurses)."""
+    raw = np.frombuffer(_JSON_STRING.sub('""', text).encode(), dtype=np.uint8)
+    if raw.size == 0:
+        return 0
+    opens = (raw == ord("[")) | (raw == ord("{"))
+    closes = (raw == ord("]")) | (raw == ord("}"))
+    return int(np.max(np.cumsum(opens.astype(np.int64) - closes), initial=0))
+
+
+def check_metadata_types(meta: dict[str, Any], path: str | Path) -> None:
+    """Raise CheckpointError unless the metadata fields a player reads have their documented types:
+    ``network`` an object with ``hidden_sizes`` a list of integers >= 1 and ``activation`` a string,
+    ``rules`` an object, ``step`` an integer >= 0 (each when present)."""
+    p = str(path)
+
+    def bad(key: str, expected: str, value: Any) -> CheckpointError:
+        return CheckpointError(
+            f"checkpoint {p!r}: metadata {key!r} must be {expected}, got {short_repr(value)}"
+        )
+
+    net = meta.get("network")
+    if net is not None:
+        if not isinstance(net, dict):
+            raise bad("network", 'an object {"hidden_sizes": [...], "activation": ...}', net)
+        sizes = net.get("hidden_sizes")
+        if not isinstance(sizes, list) or not all(type(h) is int and h >= 1 for h in sizes):
+            raise bad("network.hidden_sizes", "a list of integers >= 1", sizes)
+        if not isinstance(net.get("activation"), str):
+            raise bad("network.activation", f"one of {', '.join(map(repr, _NP_ACT))}", net.get("activation"))
+    if "rules" in meta and not isinstance(meta["rules"], dict):
+        raise bad("rules", "an object of rule options", meta["rules"])
+    if "step" in meta and (type(meta["step"]) is not int or meta["step"] < 0):
+        raise bad("step", "an integer >= 0", meta["step"])
+
+
+def check_compatible(meta: dict[str, Any], path: str | Path, rules: SmearRules | None = None, *,
+                     wanted: str = "requested", advice: str = "play it under the rules it was trained on"
+                     ) -> None:
     """Raise CheckpointError naming the first mismatch between a checkpoint and this environment (and the
-    rules it will play under, when given)."""
+    rules it will play under, when given). A rule mismatch reads ``kitty_size=3 (<wanted>: 2); <advice>``:
+    callers say where the other rules come from (``wanted``, e.g. "this run's config") and what to do."""
     p = str(path)
     if meta.get("env_version") != ENV_VERSION:
         raise CheckpointError(
@@ -106,13 +158,12 @@ def check_compatible(meta: dict[str, Any], path: str | Path, rules: SmearRules |
         )
     if rules is not None:
         trained = meta.get("rules") or {}
-        wanted = rules.to_dict()
-        diff = [k for k in wanted if trained.get(k) != wanted[k]]
+        want = rules.to_dict()
+        diff = [k for k in want if trained.get(k) != want[k]]
         if diff:
-            desc = ", ".join(f"{k}={trained.get(k)!r} (evaluation: {wanted[k]!r})" for k in diff)
+            desc = ", ".join(f"{k}={short_repr(trained.get(k))} ({wanted}: {want[k]!r})" for k in diff)
             raise CheckpointError(
-                f"checkpoint {p!r} was trained with different rule options: {desc}; "
-                f"evaluate it under the rules it was trained on"
+                f"checkpoint {p!r} was trained with different rule options: {desc}; {advice}"
             )
 
 
@@ -134,9 +185,15 @@ class NumpyPolicy:
 
     def __init__(self, weights: dict[str, np.ndarray], network: dict[str, Any],
                  where: str = "checkpoint") -> None:
+        net = network if isinstance(network, dict) else {}
+        sizes, act = net.get("hidden_sizes"), net.get("activation")
+        if not isinstance(sizes, list) or not all(type(h) is int and h >= 1 for h in sizes):
+            raise CheckpointError(
+                f"{where}: metadata network.hidden_sizes must be a list of integers >= 1, "
+                f"got {short_repr(sizes)}"
+            )
+        n_hidden = len(sizes)
         try:
-            act = network["activation"]
-            n_hidden = len(network["hidden_sizes"])
             self.scale = weights["obs_scale"].astype(np.float32)
             self.layers = [
                 (weights[f"pi_body.{2 * i}.weight"].astype(np.float32), weights[f"pi_body.{2 * i}.bias"])
@@ -145,12 +202,37 @@ class NumpyPolicy:
             self.head = (weights["pi_head.weight"].astype(np.float32), weights["pi_head.bias"])
         except KeyError as e:
             raise CheckpointError(f"{where}: policy weights are missing tensor {e.args[0]!r}") from None
-        if act not in _NP_ACT:
-            raise CheckpointError(f"{where}: unknown activation {act!r}")
+        if not isinstance(act, str) or act not in _NP_ACT:
+            raise CheckpointError(
+                f"{where}: unknown activation {short_repr(act)} (one of {', '.join(map(repr, _NP_ACT))})"
+            )
         self.act_fn = _NP_ACT[act]
-        if self.layers and self.layers[0][0].shape[1] != OBS_SIZE:
-            n_in = self.layers[0][0].shape[1]
-            raise CheckpointError(f"{where}: first layer takes {n_in} inputs, OBS_SIZE is {OBS_SIZE}")
+        self._check_shapes(sizes, where)
+
+    def _check_shapes(self, hidden_sizes: list[int], where: str) -> None:
+        """The layer chain OBS_SIZE -> hidden_sizes -> NUM_ACTIONS, with matching biases and finite values;
+        raise CheckpointError naming the first tensor that does not fit."""
+        if self.scale.shape != (OBS_SIZE,):
+            raise CheckpointError(f"{where}: obs_scale has shape {self.scale.shape}, expected ({OBS_SIZE},)")
+        n_in = OBS_SIZE
+        named = [(f"pi_body.{2 * i}", w, b, h) for i, ((w, b), h) in enumerate(zip(self.layers, hidden_sizes,
+                                                                                     strict=True))]
+        named.append(("pi_head", self.head[0], self.head[1], NUM_ACTIONS))
+        for name, w, b, n_out in named:
+            if w.shape != (n_out, n_in):
+                raise CheckpointError(
+                    f"{where}: {name}.weight has shape {w.shape}, expected ({n_out}, {n_in})"
+                    + (f" ({NUM_ACTIONS} actions)" if name == "pi_head" else "")
+                )
+            if b.shape != (n_out,):
+                raise CheckpointError(f"{where}: {name}.bias has shape {b.shape}, expected ({n_out},)")
+            n_in = n_out
+        arrays = [("obs_scale", self.scale)] + [(f"{n}.weight", w) for n, w, _, _ in named] + [
+            (f"{n}.bias", b) for n, _, b, _ in named
+        ]
+        for name, a in arrays:
+            if not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a)):
+                raise CheckpointError(f"{where}: {name} holds NaN, infinite or non-float values")
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         x = obs.astype(np.float32) * self.scale
