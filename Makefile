@@ -4,6 +4,9 @@
 #   make test   set up .venv (if needed) and run the test suite
 #   make lint   ruff check
 #   make bench  run every benchmarks/*.py
+#   make dist   build the sdist and the wheel into dist/ (python -m build)
+#   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
+#   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
 #   make test-tianshou  Tianshou venv (.venv-tianshou): the test suite + examples/tianshou_dqn.py
 #   make examples       every examples/*.py with a tiny budget, each in its framework's venv
@@ -27,7 +30,8 @@ PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
-.PHONY: help venv install run test lint bench clean distclean browser test-rllib test-tianshou examples
+.PHONY: help venv install run test lint bench clean distclean browser dist test-wheel docs docs-serve \
+	test-rllib test-tianshou examples
 
 help:
 	@sed -n 's/^#   make /  make /p' Makefile
@@ -74,6 +78,26 @@ BENCHMARKS := $(sort $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py)))
 bench: $(STAMP)
 	@set -e; for f in $(BENCHMARKS); do echo "== $$f"; $(BIN)/python $$f; done
 
+# The build backend (hatchling) is installed into build's isolated environment through constraints.txt too.
+dist: $(STAMP)
+	rm -rf dist
+	PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(BIN)/python -m build --outdir dist .
+	@ls -l dist
+
+test-wheel: dist
+	tools/wheel_smoke.sh $(PYTHON)
+
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -c constraints.txt -e '.[dev,bench,docs]'
+	@touch $@
+
+# NO_MKDOCS_2_WARNING: silences mkdocs-material's banner about its successor (not a build warning).
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 # Other RL frameworks: one venv each, installed through its own lock constraints/<name>.txt (ray[rllib] pins
 # gymnasium 1.2.2, the main lock 1.4.0). Not part of `make test`.
 .venv-%/.installed: pyproject.toml constraints/%.txt $(wildcard smear_env/__init__.py training/__init__.py)
@@ -96,7 +120,7 @@ examples: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
 	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 1 --games 10
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean

@@ -251,14 +251,21 @@ def _game_points(m: np.ndarray) -> np.ndarray:
 
 
 def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per row of a ``(N, 72)`` bool mask (one uniform float per row)."""
+    """A uniformly random legal action per row of a ``(N, 72)`` bool mask (one uniform float per row):
+    the ``r``-th legal action in id order, ``r = floor(u * count)``."""
     mask = np.asarray(mask, dtype=bool)
-    counts = mask.sum(axis=1)
+    if mask.ndim != 2:
+        raise ValueError(f"mask must have shape (N, {NUM_ACTIONS}), got {mask.shape}")
+    packed = np.packbits(mask, axis=1, bitorder="little")
+    cum = np.cumsum(_POP_BYTE[packed], axis=1)  # legal actions up to each byte
+    counts = cum[:, -1]
     if (counts == 0).any():
         raise ValueError(f"rows {np.flatnonzero(counts == 0)[:8].tolist()} of the mask have no legal action")
     r = (rng.random(mask.shape[0]) * counts).astype(_I)
-    cum = np.cumsum(mask, axis=1, dtype=np.int16)
-    return (cum <= r[:, None]).sum(axis=1).astype(_I)
+    byte = (cum <= r[:, None]).sum(axis=1)
+    rows = np.arange(mask.shape[0])
+    before = np.where(byte > 0, cum[rows, byte - 1], 0)
+    return (byte << 3) + _SELECT_BYTE[packed[rows, byte], r - before]
 
 
 # ------------------------------------------------------------------------------------------------ engine

@@ -6,6 +6,8 @@ Specs:
 * ``heuristic`` -- :class:`~smear_env.agents.heuristic.HeuristicAgent`;
 * ``pimc`` or ``pimc:samples=16,budget_ms=80`` -- ``smear_env.agents.pimc.PimcAgent(rules, **options)``
   (imported lazily; option values are parsed as int, then float, then ``true``/``false``, else kept as text);
+* a shipped agent's name (``default``; the table :data:`~smear_env.agents.shipped.SHIPPED_AGENTS`) -- its
+  checkpoint file, found inside the installed package or in a clone's ``checkpoints/`` folder;
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
   ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch);
 * ``cmd:<command line>`` or ``cmd[timeout=5]:<command line>`` -- a bot in any language, run as a child
@@ -22,6 +24,7 @@ from typing import Any
 
 from ..config import SmearRules
 from .base import Agent, RandomAgent
+from .shipped import SHIPPED_AGENTS, shipped_path
 
 BUILTIN_NAMES = ("random", "heuristic", "pimc")
 CHECKPOINT_SUFFIX = ".safetensors"
@@ -31,6 +34,7 @@ def _valid_specs() -> str:
     return (
         "valid specs: 'random', 'heuristic', 'pimc' or 'pimc:key=value,...' "
         "(e.g. 'pimc:samples=16,budget_ms=80'), "
+        f"a shipped agent ({', '.join(map(repr, SHIPPED_AGENTS))}), "
         f"the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}'), "
         "or 'cmd:<command line>' for a bot speaking docs/PROTOCOL.md "
         "(e.g. 'cmd:python examples/random_bot.py')"
@@ -107,6 +111,12 @@ def is_checkpoint_spec(spec: str) -> bool:
     return spec.endswith(CHECKPOINT_SUFFIX) or os.path.isfile(spec)
 
 
+def _load_checkpoint(path: str, rules: SmearRules) -> Agent:
+    from .checkpoint import load_agent  # lazy: reads safetensors, plays with numpy (no torch)
+
+    return load_agent(path, rules)
+
+
 def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
     """The agent named by ``spec`` (see the module docstring). Unknown spec -> ``ValueError`` naming the
     valid ones; a checkpoint path that does not exist -> ``FileNotFoundError``."""
@@ -136,15 +146,19 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
             agent = PimcAgent(rules, **options)
         except TypeError as e:  # pragma: no cover - check_options names the bad option first
             raise ValueError(f"bad agent spec {spec!r}: {e}") from None
+    elif base in SHIPPED_AGENTS:
+        if opts:
+            raise ValueError(
+                f"bad agent spec {spec!r}: shipped agent {base!r} takes no options; {_valid_specs()}"
+            )
+        agent = _load_checkpoint(str(shipped_path(base)), rules)
     elif is_checkpoint_spec(text):
         if not os.path.isfile(text):
             raise FileNotFoundError(
                 f"checkpoint {text!r} not found: agent spec {spec!r} names a checkpoint file that does not "
                 "exist"
             )
-        from .checkpoint import load_agent  # lazy: reads safetensors, plays with numpy (no torch)
-
-        agent = load_agent(text, rules)
+        agent = _load_checkpoint(text, rules)
     else:
         raise ValueError(f"unknown agent spec {spec!r}; {_valid_specs()}")
     try:

@@ -92,10 +92,13 @@ def pairwise_table(s: dict[str, Any]) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..agents.shipped import SHIPPED_AGENTS
+
     ap = argparse.ArgumentParser(
         prog="smear-eval",
         description="Duplicate evaluation of two Smear teams (or a tournament of several). An agent is "
-                    "'random', 'heuristic', 'pimc[:key=value,...]' or a checkpoint path.",
+                    "'random', 'heuristic', 'pimc[:key=value,...]', a shipped agent "
+                    f"({', '.join(SHIPPED_AGENTS)}), 'cmd:<command line>' or a checkpoint path.",
         epilog="--games N means N games in total: N/2 duplicate pairs, each pair playing one deal sequence "
                "twice with the teams exchanging seats. N must be even.",
     )

@@ -39,12 +39,14 @@ RELATIVE_NAMES = ("you", "left", "partner", "right")
 
 # ---------------------------------------------------------------------------------------------- agents
 def shipped_agent_path() -> str | None:
-    """The shipped checkpoint: ``checkpoints/`` beside the package (a source checkout), else ``None``."""
-    here = Path(__file__).resolve().parents[2] / SHIPPED_AGENT
-    for p in (Path(SHIPPED_AGENT), here):
-        if p.is_file():
-            return str(p)
-    return None
+    """The shipped agent ``default``'s checkpoint (inside the installed package, or a clone's
+    ``checkpoints/``; :mod:`smear_env.agents.shipped`), else ``None``."""
+    from ..agents.shipped import shipped_path
+
+    try:
+        return str(shipped_path("default"))
+    except FileNotFoundError:
+        return None
 
 
 def default_agent_spec(rules: SmearRules) -> tuple[str, str | None]:
