@@ -58,6 +58,12 @@ class Phase(IntEnum):
 BIDDING, TRUMP, DISCARD, PLAY, HAND_OVER, GAME_OVER = (int(p) for p in Phase)
 NUM_PLAYERS = 4
 POINT_NAMES = ("high", "low", "jack", "game")
+STATE_FIELDS = (
+    "phase", "scores", "winner", "dealer", "hand_number", "hands", "deal", "stock", "bids", "high_bid",
+    "bidder", "contract", "kitty", "trump", "discards", "trick", "trick_seats", "trick_leader", "tricks",
+    "won", "played_by", "voids", "to_act", "hand_thrown_in", "hand_result", "history",
+)
+"""The state a :class:`Game` is made of besides its rules and generator (:meth:`Game.from_state`)."""
 
 
 class IllegalActionError(ValueError):
@@ -93,6 +99,59 @@ def _mask_actions(mask: int, base: int) -> tuple[int, ...]:
     return t0[mask & 255] + t1[mask >> 8 & 255] + t2[mask >> 16 & 255] + t3[mask >> 24]
 
 
+# ---------------------------------------------------------------------------- rules as pure functions
+# The legality rules on plain values, for the engine and for anything that holds only a player's view
+# (observation.legal_actions_of); nothing else re-derives them.
+def bid_actions(high_bid: int, stuck: bool) -> tuple[int, ...]:
+    """R6: pass, or a bid higher than every earlier bid (``high_bid``, 0 = none); R8 ``dealer_must_bid``: a
+    ``stuck`` dealer may not pass."""
+    first = bid_action(high_bid + 1) if high_bid else bid_action(2)
+    bids = tuple(range(first, bid_action(MAX_BID) + 1))
+    return bids if stuck else (PASS_ACTION, *bids)
+
+
+def trump_actions(hand: int) -> tuple[int, ...]:
+    """R10: a trump suit among the suits in the bidder's hand (after the kitty)."""
+    return tuple(TRUMP_ACTION_BASE + s for s in range(4) if hand & SUIT_MASKS[s])
+
+
+def discard_actions(hand: int, trump: int) -> tuple[int, ...]:
+    """R11: a trump may be discarded only while every card in the hand is a trump."""
+    return _mask_actions(hand & ~SUIT_MASKS[trump] or hand, DISCARD_ACTION_BASE)
+
+
+def playable(hand: int, led: int, trump: int, first_lead: bool) -> int:
+    """R12 (and R10): the card mask playable from ``hand``; ``led`` = the first card of the trick (-1 when
+    leading), ``trump`` = -1 while unknown, ``first_lead``: no trick of the hand finished yet."""
+    if led < 0:
+        if first_lead and trump >= 0:
+            return hand & SUIT_MASKS[trump]  # R10: with kitty_size > 0 the first lead is of the trump suit
+        return hand
+    follow = hand & SUIT_MASKS[led >> 3]
+    if not follow:
+        return hand
+    if trump >= 0:
+        return follow | (hand & SUIT_MASKS[trump])
+    return follow  # unreachable in a game: trump is always known once a card is led
+
+
+def play_actions(hand: int, led: int, trump: int, first_lead: bool) -> tuple[int, ...]:
+    """Play action ids of :func:`playable`."""
+    return _mask_actions(playable(hand, led, trump, first_lead), PLAY_ACTION_BASE)
+
+
+def deal_from(perm: Sequence[int]) -> tuple[list[list[int]], list[int]]:
+    """R5: a shuffled deck (a permutation of the 32 card ids) as ``(hands, stock)``: 6 cards to each seat in
+    turn, the last 8 to the stock (the kitty is its first cards, R9)."""
+    hands = [sorted(perm[i * HAND_SIZE:(i + 1) * HAND_SIZE]) for i in range(NUM_PLAYERS)]
+    return hands, list(perm[NUM_PLAYERS * HAND_SIZE:])
+
+
+def shuffled_deal(rng: np.random.Generator) -> tuple[list[list[int]], list[int]]:
+    """A uniformly random deal (R5) from ``rng``: :func:`deal_from` of ``rng.permutation(32)``."""
+    return deal_from(rng.permutation(NUM_CARDS).tolist())
+
+
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
@@ -124,15 +183,7 @@ class Game:
         dealer: int | None = None,
         scores: tuple[int, int] = (0, 0),
     ) -> None:
-        self.rules = rules if rules is not None else SmearRules()
-        if not isinstance(self.rules, SmearRules):
-            raise TypeError(f"rules must be a SmearRules, not {type(self.rules).__name__}")
-        self.seed = seed if isinstance(seed, int) else None
-        self.rng = make_rng(seed)
-        self.scores = [int(scores[0]), int(scores[1])]
-        self.winner: int | None = None
-        self.hand_number = 0
-        self.history: list[dict[str, Any]] = []  # records of finished hands (smear-record/1 "hands")
+        self._setup(rules, seed, scores)
         if dealer is None:
             dealer = int(self.rng.integers(NUM_PLAYERS))  # R4: first dealer uniformly at random
         self._deal_hand(_check_seat(dealer, "dealer"), None)
@@ -155,26 +206,59 @@ class Game:
         dealt from ``seed``.
         """
         game = cls.__new__(cls)
-        game.rules = rules if rules is not None else SmearRules()
-        if not isinstance(game.rules, SmearRules):
-            raise TypeError(f"rules must be a SmearRules, not {type(game.rules).__name__}")
-        game.seed = seed if isinstance(seed, int) else None
-        game.rng = make_rng(seed)
-        game.scores = [int(scores[0]), int(scores[1])]
-        game.winner = None
-        game.hand_number = 0
-        game.history = []
+        game._setup(rules, seed, scores)
         game._deal_hand(_check_seat(dealer, "dealer"), (hands, stock))
         return game
+
+    @classmethod
+    def from_state(
+        cls,
+        rules: SmearRules | None,
+        state: dict[str, Any],
+        *,
+        seed: int | np.random.Generator | None = None,
+        next_dealer: int | None = None,
+    ) -> Game:
+        """A game in a given state, e.g. mid-hand (for search: :func:`smear_env.infoset.determinize`).
+
+        ``state`` holds every name of :data:`STATE_FIELDS` (the attributes of the same names, taken as
+        given: pass copies); ``next_dealer`` is the dealer of the next hand once this one is over (default:
+        R4 from the state). Unknown or missing names are an error."""
+        missing = [k for k in STATE_FIELDS if k not in state]
+        extra = [k for k in state if k not in STATE_FIELDS]
+        if missing or extra:
+            raise ValueError(f"Game.from_state: missing fields {missing}, unknown fields {extra}")
+        game = cls.__new__(cls)
+        game._setup(rules, seed, state["scores"])
+        for k in STATE_FIELDS:
+            setattr(game, k, state[k])
+        game._legal = None
+        if next_dealer is None:
+            d = state["dealer"]
+            over = state["phase"] >= HAND_OVER and not state["hand_thrown_in"]
+            next_dealer = (d + 1) % NUM_PLAYERS if over else d
+        game._next_dealer = next_dealer
+        return game
+
+    def _setup(self, rules: SmearRules | None, seed: int | np.random.Generator | None,
+               scores: Sequence[int]) -> None:
+        """What every constructor sets first: rules, generator, scores, an empty history."""
+        self.rules = rules if rules is not None else SmearRules()
+        if not isinstance(self.rules, SmearRules):
+            raise TypeError(f"rules must be a SmearRules, not {type(self.rules).__name__}")
+        self.seed = seed if isinstance(seed, int) else None
+        self.rng = make_rng(seed)
+        self.scores = [int(scores[0]), int(scores[1])]
+        self.winner: int | None = None
+        self.hand_number = 0
+        self.history: list[dict[str, Any]] = []  # records of finished hands (smear-record/1 "hands")
 
     def _deal_hand(
         self, dealer: int, given: tuple[Sequence[Sequence[int | str]], Sequence[int | str]] | None
     ) -> None:
         """R5: 6 cards each, 8 to the stock; then bidding starts left of the dealer (R6)."""
         if given is None:
-            perm = self.rng.permutation(NUM_CARDS).tolist()
-            deal = [sorted(perm[i * HAND_SIZE:(i + 1) * HAND_SIZE]) for i in range(NUM_PLAYERS)]
-            stock = perm[NUM_PLAYERS * HAND_SIZE:]
+            deal, stock = shuffled_deal(self.rng)
         else:
             deal, stock = _check_deal(*given)
         self.dealer = dealer
@@ -215,39 +299,16 @@ class Game:
 
     def copy(self) -> Game:
         """An independent copy (the generator is copied too, so both continue identically)."""
-        g = Game.__new__(Game)
-        g.rules = self.rules
+        rng = np.random.Generator(type(self.rng.bit_generator)())
+        rng.bit_generator.state = self.rng.bit_generator.state
+        state = {k: getattr(self, k) for k in STATE_FIELDS}
+        for k in ("scores", "hands", "stock", "bids", "kitty", "discards", "trick", "trick_seats", "tricks",
+                  "won", "played_by", "voids", "history"):
+            state[k] = state[k][:]
+        state["deal"] = [h[:] for h in self.deal]
+        g = Game.from_state(self.rules, state, seed=rng, next_dealer=self._next_dealer)
         g.seed = self.seed
-        g.rng = np.random.Generator(type(self.rng.bit_generator)())
-        g.rng.bit_generator.state = self.rng.bit_generator.state
-        g.phase = self.phase
-        g.scores = self.scores[:]
-        g.winner = self.winner
-        g.dealer = self.dealer
-        g.hand_number = self.hand_number
-        g.hands = self.hands[:]
-        g.deal = [h[:] for h in self.deal]
-        g.stock = self.stock[:]
-        g.bids = self.bids[:]
-        g.high_bid = self.high_bid
-        g.bidder = self.bidder
-        g.contract = self.contract
-        g.kitty = self.kitty[:]
-        g.trump = self.trump
-        g.discards = self.discards[:]
-        g.trick = self.trick[:]
-        g.trick_seats = self.trick_seats[:]
-        g.trick_leader = self.trick_leader
-        g.tricks = self.tricks[:]
-        g.won = self.won[:]
-        g.played_by = self.played_by[:]
-        g.voids = self.voids[:]
-        g.to_act = self.to_act
-        g.hand_thrown_in = self.hand_thrown_in
-        g.hand_result = self.hand_result
-        g.history = self.history[:]
         g._legal = self._legal
-        g._next_dealer = self._next_dealer
         return g
 
     # ------------------------------------------------------------------ queries
@@ -260,6 +321,33 @@ class Game:
     def is_over(self) -> bool:
         return self.phase == GAME_OVER
 
+    @property
+    def next_dealer(self) -> int:
+        """R4: the dealer of the next hand -- left of the dealer, or the same dealer after a thrown-in hand
+        (R8); meaningful once the hand is over."""
+        return self._next_dealer
+
+    @property
+    def trump_public(self) -> bool:
+        """R22: trump is known to everyone once the first card of the hand is led."""
+        return self.trump >= 0 and (bool(self.tricks) or bool(self.trick))
+
+    def trump_known_to(self, seat: int) -> bool:
+        """Whether ``seat`` knows the trump suit: everyone once it is public; the bidder from the moment it
+        names it (R10, R23)."""
+        return self.trump >= 0 and (
+            (seat == self.bidder and self.phase != BIDDING) or bool(self.tricks) or bool(self.trick)
+        )
+
+    def dealer_stuck(self, seat: int | None = None) -> bool:
+        """R8 ``dealer_must_bid``: ``seat`` (default: the player to act) is the dealer, to act in the
+        bidding after three passes, and may not pass."""
+        seat = self.to_act if seat is None else seat
+        return (
+            self.phase == BIDDING and self.to_act == seat and seat == self.dealer and self.high_bid == 0
+            and self.rules.all_pass == "dealer_must_bid"
+        )
+
     def legal_actions(self) -> tuple[int, ...]:
         """Legal action ids of the player to act (empty when nobody acts)."""
         legal = self._legal
@@ -270,44 +358,15 @@ class Game:
     def _compute_legal(self) -> tuple[int, ...]:
         phase = self.phase
         if phase == PLAY:
-            return _mask_actions(self._playable(), PLAY_ACTION_BASE)
+            led = self.trick[0] if self.trick else -1
+            return play_actions(self.hands[self.to_act], led, self.trump, not self.tricks)
         if phase == BIDDING:
-            # R6: pass, or a bid higher than every earlier bid;
-            # R8 dealer_must_bid: a stuck dealer may not pass.
-            first = bid_action(self.high_bid + 1) if self.high_bid else bid_action(2)
-            bids = tuple(range(first, bid_action(MAX_BID) + 1))
-            stuck = (
-                self.rules.all_pass == "dealer_must_bid" and self.to_act == self.dealer and self.high_bid == 0
-            )
-            return bids if stuck else (PASS_ACTION, *bids)
+            return bid_actions(self.high_bid, self.dealer_stuck())
         if phase == TRUMP:
-            # R10: a trump suit among the suits in the bidder's hand (after the kitty).
-            hand = self.hands[self.to_act]
-            return tuple(TRUMP_ACTION_BASE + s for s in range(4) if hand & SUIT_MASKS[s])
+            return trump_actions(self.hands[self.to_act])
         if phase == DISCARD:
-            # R11: a trump may be discarded only while every card in the hand is a trump.
-            hand = self.hands[self.to_act]
-            non_trump = hand & ~SUIT_MASKS[self.trump]
-            return _mask_actions(non_trump or hand, DISCARD_ACTION_BASE)
+            return discard_actions(self.hands[self.to_act], self.trump)
         return ()
-
-    def _playable(self) -> int:
-        """R12 (and R10): card mask the player to act may play."""
-        hand = self.hands[self.to_act]
-        trick = self.trick
-        trump = self.trump
-        if not trick:
-            if not self.tricks and trump >= 0:
-                # R10: with kitty_size > 0 the first lead must be of the chosen trump suit.
-                return hand & SUIT_MASKS[trump]
-            return hand
-        led = SUIT_MASKS[trick[0] >> 3]
-        follow = hand & led
-        if not follow:
-            return hand
-        if trump >= 0:
-            return follow | (hand & SUIT_MASKS[trump])
-        return follow  # unreachable: trump is always known once a card is led
 
     def _check(self, action: Any) -> int:
         if self.phase >= HAND_OVER:

@@ -97,7 +97,7 @@ def view_of(game: Game, seat: int) -> PlayerView:
     for s, b in game.bids:
         bids[s] = b
     is_bidder = game.bidder == seat and game.phase != BIDDING
-    trump_known = game.trump >= 0 and (is_bidder or bool(game.tricks) or bool(game.trick))
+    trump_known = game.trump_known_to(seat)
     current = game.current_player
     return PlayerView(
         seat=seat,
@@ -310,16 +310,7 @@ def determinize(view: PlayerView, rules: SmearRules, rng: np.random.Generator) -
         )
     deal = sample_hidden(view, rng)
     k = rules.kitty_size
-    g = Game.__new__(Game)
-    g.rules = rules
-    g.seed = None
-    g.rng = np.random.default_rng(int(rng.integers(1 << 63)))
-    g.phase = int(view.phase)
-    g.scores = [view.scores[0], view.scores[1]]
-    g.winner = None
-    g.dealer = view.dealer
-    g.hand_number = 0
-    g.hands = list(deal.hands)
+    game_rng = np.random.default_rng(int(rng.integers(1 << 63)))
     bidding_over = view.bidder is not None and view.phase != BIDDING
     bidder = view.bidder if bidding_over else None
     # original deal: current hand + played cards (+ discards - kitty for the bidder)
@@ -336,40 +327,34 @@ def determinize(view: PlayerView, rules: SmearRules, rng: np.random.Generator) -
         if s == bidder:
             m = (m | deal.discards) & ~kitty
         orig.append(cards_of(m))
-    g.deal = orig
-    g.stock = cards_of(kitty) + [int(c) for c in rng.permutation(cards_of(deal.stock))]
+    stock = cards_of(kitty) + [int(c) for c in rng.permutation(cards_of(deal.stock))]
     order = [(view.dealer + 1 + i) % 4 for i in range(4)]
-    g.bids = [(s, view.bids[s]) for s in order if view.bids[s] is not None]  # type: ignore[misc]
-    g.high_bid = max((b for b in view.bids if b), default=0)
-    g.bidder = bidder
+    bids = [(s, view.bids[s]) for s in order if view.bids[s] is not None]
+    high_bidder = bidder
     if not bidding_over:
-        for s, b in g.bids:
+        for s, b in bids:
             if b:
-                g.bidder = s  # the highest bid so far is the last one (R6)
-    g.contract = view.contract if bidding_over else None
-    g.kitty = cards_of(kitty)
+                high_bidder = s  # the highest bid so far is the last one (R6)
     trump = view.trump if view.trump is not None else -1
     if trump < 0 and bidder is not None and k and view.phase in (Phase.DISCARD, Phase.PLAY):
         suits = [s for s in range(4) if (deal.hands[bidder] | deal.discards) & SUIT_MASKS[s]]
         trump = int(suits[int(rng.integers(len(suits)))])
-    g.trump = trump
-    g.discards = cards_of(deal.discards)
-    g.trick = list(view.trick)
-    g.trick_leader = view.trick_leader if view.trick_leader is not None else (
+    trick_leader = view.trick_leader if view.trick_leader is not None else (
         view.to_act if view.to_act is not None else -1)
-    g.trick_seats = [(g.trick_leader + i) % 4 for i in range(len(view.trick))]
     n_done = (played_count(view) - len(view.trick)) // 4
-    g.tricks = [(-1, (), (), -1)] * n_done
-    g.won = [view.won_by_team[0], view.won_by_team[1]]
-    g.played_by = list(view.played_by)
-    g.voids = list(view.voids)
-    g.to_act = view.to_act if view.to_act is not None else 0
-    g.hand_thrown_in = False
-    g.hand_result = None
-    g.history = []
-    g._legal = None
-    g._next_dealer = view.dealer
-    return g
+    state = {
+        "phase": int(view.phase), "scores": [view.scores[0], view.scores[1]], "winner": None,
+        "dealer": view.dealer, "hand_number": 0, "hands": list(deal.hands), "deal": orig, "stock": stock,
+        "bids": bids, "high_bid": max((b for b in view.bids if b), default=0), "bidder": high_bidder,
+        "contract": view.contract if bidding_over else None, "kitty": cards_of(kitty), "trump": trump,
+        "discards": cards_of(deal.discards), "trick": list(view.trick),
+        "trick_seats": [(trick_leader + i) % 4 for i in range(len(view.trick))], "trick_leader": trick_leader,
+        "tricks": [(-1, (), (), -1)] * n_done, "won": [view.won_by_team[0], view.won_by_team[1]],
+        "played_by": list(view.played_by), "voids": list(view.voids),
+        "to_act": view.to_act if view.to_act is not None else 0, "hand_thrown_in": False,
+        "hand_result": None, "history": [],
+    }
+    return Game.from_state(rules, state, seed=game_rng)
 
 
 def played_count(view: PlayerView) -> int:

@@ -51,17 +51,25 @@ from typing import Any
 import numpy as np
 
 from .actions import (
-    BID_ACTION_BASE,
-    DISCARD_ACTION_BASE,
     MAX_BID,
     MIN_BID,
     NUM_ACTIONS,
     PASS_ACTION,
-    PLAY_ACTION_BASE,
-    TRUMP_ACTION_BASE,
 )
-from .cards import NUM_CARDS, NUM_SUITS, SUIT_MASKS
-from .game import BIDDING, DISCARD, HAND_OVER, PLAY, TRUMP, Game, Phase
+from .cards import NUM_CARDS, NUM_SUITS
+from .game import (
+    BIDDING,
+    DISCARD,
+    HAND_OVER,
+    PLAY,
+    TRUMP,
+    Game,
+    Phase,
+    bid_actions,
+    discard_actions,
+    play_actions,
+    trump_actions,
+)
 from .infoset import PlayerView
 
 NUM_PHASES = len(Phase)
@@ -347,37 +355,16 @@ def legal_actions_of(view: PlayerView, stuck: bool = False) -> tuple[int, ...]:
     phase = view.phase
     hand = view.hand
     if phase == BIDDING:
-        high = max((b for b in view.bids if b), default=0)
-        first = BID_ACTION_BASE + max(high + 1, MIN_BID) - MIN_BID + 1
-        bids = tuple(range(first, BID_ACTION_BASE + MAX_BID - MIN_BID + 2))
-        return bids if stuck else (PASS_ACTION, *bids)
+        return bid_actions(max((b for b in view.bids if b), default=0), stuck)
     if phase == TRUMP:
-        return tuple(TRUMP_ACTION_BASE + s for s in range(NUM_SUITS) if hand & SUIT_MASKS[s])
+        return trump_actions(hand)
+    assert view.trump is not None or (phase == PLAY and not view.trick)
+    trump = -1 if view.trump is None else view.trump
     if phase == DISCARD:
-        assert view.trump is not None
-        non_trump = hand & ~SUIT_MASKS[view.trump]
-        return _card_actions(non_trump or hand, DISCARD_ACTION_BASE)
+        return discard_actions(hand, trump)
     assert phase == PLAY
-    trick = view.trick
-    if not trick:
-        nothing_played = not any(view.played_by)
-        if nothing_played and view.trump is not None:
-            return _card_actions(hand & SUIT_MASKS[view.trump], PLAY_ACTION_BASE)  # R10: first lead
-        return _card_actions(hand, PLAY_ACTION_BASE)
-    follow = hand & SUIT_MASKS[trick[0] >> 3]
-    if not follow:
-        return _card_actions(hand, PLAY_ACTION_BASE)
-    assert view.trump is not None
-    return _card_actions(follow | (hand & SUIT_MASKS[view.trump]), PLAY_ACTION_BASE)  # R12
-
-
-def _card_actions(mask: int, base: int) -> tuple[int, ...]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(base + low.bit_length() - 1)
-        mask ^= low
-    return tuple(out)
+    first_lead = sum(m.bit_count() for m in view.played_by) < 4  # no trick finished yet
+    return play_actions(hand, view.trick[0] if view.trick else -1, trump, first_lead)
 
 
 # ---------------------------------------------------------------------------- from a game (fast path)
@@ -388,18 +375,12 @@ def encode_game(game: Game, seat: int) -> np.ndarray:
     bidder = game.bidder if bidding_over else None
     is_bidder = bidder == seat
     trump = game.trump
-    trump_known = trump >= 0 and (is_bidder or bool(game.tricks) or bool(game.trick))
+    trump_known = game.trump_known_to(seat)
     to_act = game.to_act if phase < HAND_OVER else None
     bids: list[int | None] = [None, None, None, None]
     for b_seat, b in game.bids:
         bids[b_seat] = b
-    stuck = (
-        phase == BIDDING
-        and to_act == seat
-        and game.rules.all_pass == "dealer_must_bid"
-        and seat == game.dealer
-        and game.high_bid == 0
-    )
+    stuck = game.dealer_stuck(seat)
     kitty = discards = 0
     if is_bidder:
         for c in game.kitty:

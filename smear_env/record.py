@@ -269,9 +269,9 @@ def _replay_fields(record: dict[str, Any]) -> Iterator[Game]:
         else:
             if game.phase != HAND_OVER:
                 raise RecordMismatchError(i, "hands", "the game is over after the previous hand")
-            if game._next_dealer != h["dealer"]:
+            if game.next_dealer != h["dealer"]:
                 raise RecordMismatchError(
-                    i, "dealer", f"R4 gives dealer {game._next_dealer}, record {h['dealer']}"
+                    i, "dealer", f"R4 gives dealer {game.next_dealer}, record {h['dealer']}"
                 )
             game.start_next_hand(deal=deal)
         yield from _replay_hand(game, i, h, rules)

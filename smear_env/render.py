@@ -47,7 +47,7 @@ def render_text(game: Game, viewer: int | None = None) -> str:
     bids: dict[int, str] = {}
     for s, b in game.bids:
         bids[s] = "pass" if b == 0 else f"bid {b}"
-    is_public_trump = game.trump >= 0 and (bool(game.tricks) or bool(game.trick))
+    is_public_trump = game.trump_public
     if game.trump < 0:
         trump = "-"
     elif is_public_trump or viewer is None or (viewer == game.bidder and game.phase != BIDDING):

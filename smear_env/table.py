@@ -162,9 +162,16 @@ def add_rule_arguments(parser: argparse.ArgumentParser, title: str = "rule optio
                            help=f"{rule} (default {f.default})")
 
 
-def rules_from_args(args: argparse.Namespace) -> SmearRules:
-    """The :class:`SmearRules` of the flags of :func:`add_rule_arguments` (``RuleOptionError`` when bad)."""
-    return SmearRules.from_dict({name: getattr(args, name) for name in SmearRules.option_names()})
+def rules_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> SmearRules:
+    """The :class:`SmearRules` of the flags of :func:`add_rule_arguments`. A bad value raises
+    ``RuleOptionError``, or with ``parser`` exits through ``parser.error`` (one usage line, status 2)."""
+    try:
+        return SmearRules.from_dict({name: getattr(args, name) for name in SmearRules.option_names()})
+    except RuleOptionError as e:
+        if parser is None:
+            raise
+        parser.error(str(e))
+        raise  # pragma: no cover - parser.error exits
 
 
 # ---------------------------------------------------------------------------- end of a hand
@@ -522,8 +529,11 @@ class Lockstep:
         return obs, mask
 
     def apply(self, idx: Sequence[int], actions: Sequence[int] | np.ndarray) -> None:
-        for i, a in zip(idx, actions, strict=True):
-            self._after(i, self.tables[i].apply(int(a)))
+        """Apply ``actions[k]`` at table ``idx[k]``. Values are checked by the engine like any action: a
+        float or bool is an :class:`~smear_env.game.IllegalActionError`, never rounded to an id."""
+        values = actions.tolist() if isinstance(actions, np.ndarray) else list(actions)
+        for i, a in zip(idx, values, strict=True):
+            self._after(i, self.tables[i].apply(a))
 
 
 __all__ = [

@@ -60,7 +60,7 @@ table) is never observed; ``StepResult`` reports what that hand scored.
 
 Implementation
 --------------
-State is a few int64 arrays per lane (``memory_bytes()``: about 460 bytes a lane): hands, cards played,
+State is a few int64 arrays per lane (``memory_bytes()``: about 470 bytes a lane): hands, cards played,
 tricks won, kitty and discards as 32-bit card masks (card id ``suit * 8 + rank``, bit ``card``), plus
 small integers (phase, seat to act, bids, trump, trick). Legality is one bit word and a base action
 per lane (bits of actions 0-7, of discards by card from 8, or of plays by card from 40): ``legal_mask``
@@ -297,7 +297,7 @@ class VectorGame:
         self._k = self.rules.kitty_size
         self._stuck_rule = self.rules.all_pass == "dealer_must_bid"
         self._ar = np.arange(n, dtype=_I)
-        self._ar2 = self._ar[:, None]
+        self._ar2x = self._ar << 1
         self._ar4 = self._ar << 2
         self._lane_keys = _lane_keys(self.seed, self._ar)
         z = lambda *shape: np.zeros((n, *shape), dtype=_I)  # noqa: E731
@@ -340,6 +340,7 @@ class VectorGame:
         self._legal: tuple[np.ndarray, np.ndarray] | None = None
         # flat views of the per-seat / per-team arrays, indexed by 4 * lane + seat (2 * lane + team)
         self._hands_f = self.hands.reshape(-1)
+        self._bids_f = self.bids.reshape(-1)
         self._played_f = self.played_by.reshape(-1)
         self._trick_f = self.trick.reshape(-1)
         self._voids_f = self.voids.reshape(-1)
@@ -677,9 +678,10 @@ class VectorGame:
         self._start_hands(idx, new_game)
 
     # -------------------------------------------------------------------------------- observation
-    def observe(self, seats: np.ndarray | None = None) -> np.ndarray:
+    def observe(self, seats: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """(N, 493) float32 observations, each equal to ``observation.encode_game(game, seat)``; ``seats``
-        (N,) picks the observing seat per lane (default: the seat to act)."""
+        (N,) picks the observing seat per lane (default: the seat to act). ``out``: an (N, 493) float32
+        array to write them into (e.g. a row block of a rollout buffer) instead of a new array."""
         n = self.num_games
         if seats is None:
             s = self.to_act
@@ -688,9 +690,9 @@ class VectorGame:
             if s.shape != (n,) or s.dtype.kind not in "iu" or ((s < 0) | (s > 3)).any():
                 raise ValueError(f"seats must be an integer array of {n} seats 0..3, got {seats!r}")
             s = s.astype(_I)
-        ar = self._ar2
-        rel = (s[:, None] + _SEATS) & 3  # absolute seat of each relative seat
-        t = s & 1
+        rel = self._ar4[:, None] + ((s[:, None] + _SEATS) & 3)  # flat index of each relative seat
+        own = self._ar2x + (s & 1)  # flat index of the observer's team
+        other = own ^ 1
         phase = self.phase
         bidding_over = phase != BIDDING
         is_bidder = bidding_over & (self.bidder == s)
@@ -709,9 +711,9 @@ class VectorGame:
             | (one << (TO_ACT + ((self.to_act - s) & 3)))
             | (one << (DEALER + ((self.dealer - s) & 3)))
             | (one << (KITTY_SIZE + self._k))
-            | (self.hands[ar[:, 0], s] << HAND)
+            | (self._hands_f[self._ar4 + s] << HAND)
         )
-        bs = self.bids[ar, rel] + _BID_OFFSETS
+        bs = self._bids_f[rel] + _BID_OFFSETS
         put(BIDS, (one << bs[:, 0]) | (one << bs[:, 1]) | (one << bs[:, 2]) | (one << bs[:, 3]))
         trump_known = (self.trump >= 0) & (is_bidder | (self.tricks_done > 0) | (self.trick_len > 0))
         put(BIDDER, np.where(
@@ -721,30 +723,36 @@ class VectorGame:
         ) | np.where(trump_known, one << (TRUMP_ - BIDDER + np.maximum(self.trump, 0)), 0))
         put(KITTY, np.where(is_bidder, self.kitty, 0))
         put(DISCARDS, np.where(is_bidder, self.discards, 0))
-        pb = self.played_by[ar, rel]
+        pb = self._played_f[rel]
         for r in range(4):
             put(PLAYED_BY + 32 * r, pb[:, r])
-        put(WON, self.won[ar[:, 0], t])
-        put(WON + 32, self.won[ar[:, 0], 1 - t])
+        put(WON, self._won_f[own])
+        put(WON + 32, self._won_f[other])
         put(TRICK_LEADER, np.where(self.trick_len > 0, one << ((self.leader - s) & 3), 0))
-        tr = self.trick[ar, rel]
+        tr = self._trick_f[rel]
         tr = np.where(tr >= 0, one << np.maximum(tr, 0), 0)
         for r in range(4):
             put(TRICK + 32 * r, tr[:, r])
-        v = self.voids[ar, rel]
+        v = self._voids_f[rel]
         v = v[:, 0] | (v[:, 1] << 4) | (v[:, 2] << 8) | (v[:, 3] << 12)
         if self._stuck_rule:
             stuck = (phase == BIDDING) & (self.to_act == s) & (s == self.dealer) & (self.high_bid == 0)
             v = v | (stuck.astype(_I) << (STUCK - VOIDS))
         put(VOIDS, v)
         packed = words.astype("<i8", copy=False).view(np.uint8)
-        out = np.unpackbits(packed, axis=1, count=OBS_SIZE, bitorder="little").astype(np.float32)
+        bits = np.unpackbits(packed, axis=1, count=OBS_SIZE, bitorder="little")
+        if out is None:
+            out = bits.astype(np.float32)
+        else:
+            if not isinstance(out, np.ndarray) or out.shape != (n, OBS_SIZE) or out.dtype != np.float32:
+                raise ValueError(f"out must be a float32 array of shape ({n}, {OBS_SIZE})")
+            out[...] = bits
         # raw terms
-        sc = self.scores[ar[:, 0], t]
-        out[:, SCORES] = sc
-        out[:, SCORES + 1] = self.scores[ar[:, 0], 1 - t]
+        scores = self.scores.reshape(-1)
+        out[:, SCORES] = scores[own]
+        out[:, SCORES + 1] = scores[other]
         out[:, TARGET] = self.rules.target_score
-        out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(self.hands[ar, rel])
+        out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(self._hands_f[rel])
         return out
 
     # -------------------------------------------------------------------------------- records

@@ -136,7 +136,7 @@ def play(g: Game, rng: np.random.Generator, checks: bool, max_hands: int = MAX_H
         if checks and g.phase >= HAND_OVER and not g.hand_thrown_in:
             check_scored_hand(g, old)
         if checks and g.phase == HAND_OVER and g.hand_thrown_in:
-            assert g.scores == old and g.hand_result is None and g.dealer == g._next_dealer
+            assert g.scores == old and g.hand_result is None and g.dealer == g.next_dealer
 
 
 def new_game(options: dict, seed: int) -> tuple[Game, np.random.Generator]:

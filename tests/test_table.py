@@ -196,3 +196,23 @@ def test_lockstep_plays_the_same_games_as_one_table_at_a_time():
                 for i, o, m in zip(idx, obs, mask, strict=True)]
         lock.apply(idx, acts)
     assert [t.game.to_record() for t in tables] == solo
+
+
+def test_lockstep_rejects_float_and_bool_actions_without_moving():
+    """Issue 12 (noticed with item 3): a batch of float or bool actions is an error, not rounded to ids;
+    the table is unchanged. Integer arrays (what a batched policy returns) are accepted."""
+    from smear_env.game import IllegalActionError
+
+    rules = SmearRules(target_score=7)
+    t = Table(rules)
+    t.new_game(5)
+    lock = Lockstep([t], [["k"] * 4])
+    assert lock.pending() == {"k": [0]}
+    legal = t.game.legal_actions()
+    before = t.game.to_record()
+    for bad in (np.array([float(legal[0])]), [True], np.array([legal[0] + 0.7])):
+        with pytest.raises(IllegalActionError, match="not an integer action id"):
+            lock.apply([0], bad)
+        assert t.game.to_record() == before
+    lock.apply([0], np.array([legal[0]], dtype=np.int64))
+    assert t.game.to_record() != before

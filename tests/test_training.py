@@ -54,11 +54,10 @@ def test_resume_restores_exact_training_state(tmp_path):
     a = PPOTrainer(cfg, np.random.default_rng(0))
     a.iterate()
     a.add_snapshot()
-    a.elapsed = 1.0
     run = Run(tmp_path, cfg)
-    run.save(a)
+    run.save(a, 1.0)
     b = PPOTrainer(cfg, np.random.default_rng(99))
-    resume_from(b, tmp_path / "checkpoints" / "latest.safetensors", cfg)
+    assert resume_from(b, tmp_path / "checkpoints" / "latest.safetensors", cfg) == 1.0
     assert b.step == a.step and b.updates == a.updates
     for k, v in a.policy.state_dict().items():
         assert torch.equal(b.policy.state_dict()[k], v)
@@ -73,7 +72,7 @@ def test_resume_restores_exact_training_state(tmp_path):
     c = PPOTrainer(cfg, np.random.default_rng(7))
     resume_from(c, tmp_path / "checkpoints" / "latest.safetensors", cfg)  # resuming is deterministic
     assert c.rng.bit_generator.state == b.rng.bit_generator.state
-    assert [s.game.deal for s in c.slots] == [s.game.deal for s in b.slots]
+    assert [s.table.game.deal for s in c.slots] == [s.table.game.deal for s in b.slots]
 
 
 def test_keyboard_interrupt_saves_checkpoint(tmp_path, monkeypatch):

@@ -253,3 +253,19 @@ def test_engine_random_actions_equal_the_mask_sampler() -> None:
         a = vg.random_actions(np.random.default_rng(i))
         assert (a == random_actions(mask, np.random.default_rng(i))).all()
         vg.step(a)
+
+
+def test_observe_into_a_given_array() -> None:
+    vg = VectorGame(5, SmearRules(kitty_size=1), seed=2)
+    rng = np.random.default_rng(3)
+    buf = np.full((2, 5, OBS_SIZE), -1.0, dtype=np.float32)
+    for _ in range(40):
+        vg.step(vg.random_actions(rng))
+    seats = np.array([0, 1, 2, 3, 0])
+    block = buf[1]
+    assert vg.observe(seats, out=block) is block
+    np.testing.assert_array_equal(buf[1], vg.observe(seats))
+    assert (buf[0] == -1).all()
+    for bad in (np.zeros((5, OBS_SIZE)), np.zeros((4, OBS_SIZE), dtype=np.float32)):
+        with pytest.raises(ValueError, match="out must be"):
+            vg.observe(out=bad)

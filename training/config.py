@@ -39,6 +39,8 @@ import yaml
 from smear_env.actions import short_repr
 from smear_env.config import RuleOptionError, SmearRules
 
+from .algorithms import ALGORITHMS
+
 
 class ConfigError(ValueError):
     """A config file, key or value is invalid; the message names the key."""
@@ -50,12 +52,12 @@ class AlgorithmConfig:
     """The learning algorithm and its hyperparameters."""
 
     name: str = "ppo"
-    """Algorithm: "ppo" (native PyTorch PPO that drives the engine directly and learns from every seat the
-    learner plays -- all four in pure self-play), "maskable_ppo" (sb3-contrib MaskablePPO on the
-    single-seat Gymnasium view, one learning seat per env), "vector_ppo" (the same PPO update, collecting on
-    the batched engine smear_env.vector: every lane stepped as arrays, opponents self/snapshot/random) or
-    "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four seats in self-play, sampling on Ray
-    workers: see the ray section; needs pip install "smear-rl[rllib]")."""
+    """Algorithm, one of training.algorithms.ALGORITHMS: "ppo" (native PyTorch PPO that steps many tables in
+    lock-step and learns from every seat the learner plays -- all four in pure self-play), "maskable_ppo"
+    (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env), "vector_ppo"
+    (the same PPO update, collecting on the batched engine smear_env.vector: every lane stepped as arrays,
+    opponents self/snapshot/random) or "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four
+    seats in self-play, sampling on Ray workers: see the ray section; needs pip install "smear-rl[rllib]")."""
     learning_rate: float = 3.0e-4
     """Adam learning rate (start value when anneal_lr)."""
     anneal_lr: bool = True
@@ -102,20 +104,21 @@ class NetworkConfig:
 
 @dataclass
 class EnvConfig:
-    """How experience is cut into episodes and rewarded."""
+    """How experience is cut into episodes and rewarded: the table options of smear_env.table, which mean the
+    same for every algorithm and for the envs."""
 
     episode: str = "hand"
-    """Episode unit for returns: "hand" (each hand is an episode; the game still runs to the target so all
-    score situations are seen) or "game"."""
+    """Episode unit for returns: "hand" (each scored hand is an episode; the game carries on across episodes
+    to its target, so all score situations are seen) or "game"."""
     reward: str = "score"
-    """Reward: "score" (at each hand end, own team's score change minus the other team's, divided by 4) or
-    "win" (+1 / -1 at the end of the game; needs episode "game")."""
+    """Reward: "score" (at each scored hand, own team's score change minus the other team's, in raw points,
+    times score_scale) or "win" (+1 / -1 at the end of the game; needs episode "game")."""
+    score_scale: float = 0.25
+    """Factor applied to the "score" reward (raw points) before learning; 0.25 = in units of the 4 points a
+    hand awards."""
     win_bonus: float = 0.0
     """Extra reward +win_bonus / -win_bonus to the winning / losing team at the end of a game (with
     reward "score" and episode "game")."""
-    score_scale: float = 0.25
-    """Multiplier of the hand reward (raw point difference) with reward "score". vector_ppo reads it;
-    ppo and maskable_ppo use 0.25 fixed."""
     max_cycles: int = 2000
     """R21: decisions after which a game is truncated (and a new one starts)."""
 
@@ -243,7 +246,7 @@ class TrainConfig:
 
 
 CHOICES: dict[tuple[type, str], tuple[str, ...]] = {
-    (AlgorithmConfig, "name"): ("ppo", "maskable_ppo", "vector_ppo", "rllib_ppo"),
+    (AlgorithmConfig, "name"): tuple(ALGORITHMS),
     (NetworkConfig, "activation"): ("relu", "tanh", "gelu"),
     (EnvConfig, "episode"): ("hand", "game"),
     (EnvConfig, "reward"): ("score", "win"),
@@ -460,9 +463,6 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     if cfg.algorithm.name != "vector_ppo":
         if cfg.network.shared_trunk:
             raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
-        if cfg.env.score_scale != 0.25:
-            raise ConfigError("config key 'env.score_scale': only algorithm 'vector_ppo' reads it "
-                              f"({cfg.algorithm.name!r} uses 0.25)")
     if not cfg.selfplay.opponents:
         raise ConfigError("config key 'selfplay.opponents': needs at least one opponent")
     for k, p in cfg.selfplay.opponents.items():

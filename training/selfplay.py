@@ -12,11 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from smear_env.agents.base import Agent, has_view_fast_path
+from smear_env.agents.base import Agent
 from smear_env.config import SmearRules
-from smear_env.game import Game
-from smear_env.infoset import view_of
-from smear_env.observation import observe
 
 SELF = "self"
 SNAPSHOT = "snapshot"
@@ -26,13 +23,6 @@ def make_baseline(spec: str, rules: SmearRules) -> Agent:
     from smear_env.agents.registry import make_agent
 
     return make_agent(spec, rules)
-
-
-def agent_action(agent: Agent, game: Game, seat: int) -> int:
-    """The agent's action for ``seat`` (the PlayerView fast path when the agent offers it)."""
-    if has_view_fast_path(agent):
-        return int(agent.act_view(view_of(game, seat).relative()))  # type: ignore[attr-defined]
-    return int(agent.act(observe(game, seat)))
 
 
 class OpponentPool:

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .algorithms import Trainer, make_trainer
 from .config import ConfigError, TrainConfig, dump_yaml, help_text, load_config
 
 
@@ -80,7 +81,7 @@ class Run:
         with open(self.dir / "train.log", "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
-    def save(self, trainer: Any) -> Path:
+    def save(self, trainer: Trainer, elapsed: float) -> Path:
         from .checkpoint import base_metadata, save_tensors
         from .config import to_dict
 
@@ -90,7 +91,7 @@ class Run:
                              cfg.algorithm.name, trainer.step, to_dict(cfg))
         tensors, state = trainer.state()
         meta["state"] = state
-        meta["elapsed_s"] = round(trainer.elapsed, 1)
+        meta["elapsed_s"] = round(elapsed, 1)
         all_t = {f"policy.{k}": v for k, v in trainer.policy_state().items()}
         all_t.update(tensors)
         path = self.ckpt_dir / f"step_{trainer.step}.safetensors"
@@ -112,28 +113,11 @@ def step_checkpoints(ckpt_dir: Path) -> list[tuple[int, Path]]:
     return sorted((int(p.stem[5:]), p) for p in ckpt_dir.glob("step_*.safetensors") if p.stem[5:].isdigit())
 
 
-def make_trainer(cfg: TrainConfig, rng: Any) -> Any:
-    if cfg.algorithm.name == "ppo":
-        from .algorithms.ppo import PPOTrainer
-
-        return PPOTrainer(cfg, rng)
-    if cfg.algorithm.name == "vector_ppo":
-        from .algorithms.vector_ppo import VectorPPOTrainer
-
-        return VectorPPOTrainer(cfg, rng)
-    if cfg.algorithm.name == "rllib_ppo":
-        from .algorithms.rllib_ppo import RLlibPPOTrainer
-
-        return RLlibPPOTrainer(cfg, rng)
-    from .algorithms.maskable_ppo import MaskablePPOTrainer
-
-    return MaskablePPOTrainer(cfg, rng)
-
-
-def resume_from(trainer: Any, path: Path, cfg: TrainConfig,
-                loaded: tuple[dict[str, Any], dict[str, Any]] | None = None) -> None:
+def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,
+                loaded: tuple[dict[str, Any], dict[str, Any]] | None = None) -> float:
     """Load the training state of checkpoint ``path`` (or of its already ``loaded`` tensors and metadata)
-    into ``trainer``; a checkpoint that does not fit the run's config raises ConfigError."""
+    into ``trainer``; returns the training seconds it had run. A checkpoint that does not fit the run's
+    config raises ConfigError."""
     import torch
 
     from smear_env.agents.checkpoint import check_compatible, prefixed, read_checkpoint
@@ -149,7 +133,7 @@ def resume_from(trainer: Any, path: Path, cfg: TrainConfig,
             f"--resume: checkpoint {str(path)!r} does not fit this run's config (network or algorithm "
             f"changed?): {type(e).__name__}: {str(e)[:300]}"
         ) from None
-    trainer.elapsed_before = float(meta.get("elapsed_s", 0.0))
+    return float(meta.get("elapsed_s", 0.0))
 
 
 TEMP_SUFFIX = ".tmp"
@@ -212,7 +196,7 @@ def win_text(evals: dict[str, float], fmt: str) -> str:
     return ", ".join(f"{name} {v:{fmt}}" for name, v in items)
 
 
-def run_evaluation(trainer: Any, cfg: TrainConfig, run: Run) -> dict[str, float]:
+def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float) -> dict[str, float]:
     from dataclasses import replace
 
     from .evaluation import evaluate_policy
@@ -229,7 +213,7 @@ def run_evaluation(trainer: Any, cfg: TrainConfig, run: Run) -> dict[str, float]
             continue
         out[f"eval/win_rate_vs_{opp}"] = r["win_rate"]
         out[f"eval/margin_per_hand_vs_{opp}"] = r["margin_per_hand"]
-        run.log({"step": trainer.step, "elapsed_s": round(trainer.elapsed, 1), "eval": r})
+        run.log({"step": trainer.step, "elapsed_s": round(elapsed, 1), "eval": r})
     run.scalars(out, trainer.step)
     return out
 
@@ -267,9 +251,7 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
     loaded = newest_readable_checkpoint(ckpt_dir) if resume else None
     rng = np.random.default_rng(cfg.seed)
     trainer = make_trainer(cfg, rng)
-    trainer.elapsed_before = 0.0
-    trainer.elapsed = 0.0
-    trainer.run_dir = run_dir
+    trainer.run_dir = run_dir  # type: ignore[attr-defined]  # rllib_ppo keeps RLlib's own state there
     try:
         return _train_loop(trainer, cfg, run_dir, resume, command, loaded)
     finally:
@@ -278,13 +260,14 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
             close()
 
 
-def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, command: str,
+def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool, command: str,
                 loaded: Any) -> int:
+    elapsed_before = 0.0
     if loaded is not None:
         path, tensors, meta, skipped = loaded
         for line in skipped:
             print(f"warning: skipped unreadable checkpoint {line}", file=sys.stderr)
-        resume_from(trainer, path, cfg, (tensors, meta))
+        elapsed_before = resume_from(trainer, path, cfg, (tensors, meta))
         print(f"resumed from {path} at step {trainer.step}", file=sys.stderr)
     # Only now (the checkpoint fits the config) is the run folder changed.
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -293,6 +276,11 @@ def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, com
         f.write(command + "\n")
     run = Run(run_dir, cfg)
     t0 = time.monotonic()
+
+    def elapsed() -> float:
+        """Training seconds of the run, earlier invocations included."""
+        return elapsed_before + time.monotonic() - t0
+
     im = cfg.imitation
     interrupted = False
     last_eval: dict[str, float] = {}
@@ -304,14 +292,14 @@ def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, com
         cloned = False
         try:
             m = pretrain(trainer.warm_start_policy(), im.teacher, cfg.rules, im.decisions, im.epochs,
-                         im.batch_size, im.learning_rate, cfg.seed, im.workers, im.epsilon, log=run.scalars)
+                         im.batch_size, im.learning_rate, cfg.seed, im.workers, im.epsilon, log=run.scalars,
+                         score_scale=cfg.env.score_scale)
             trainer.after_warm_start()
             cloned = True
-            trainer.elapsed = time.monotonic() - t0
             run.log({"step": 0, "imitation": m})
             run.scalars(m, 0)
-            last_eval = run_evaluation(trainer, cfg, run)
-            run.save(trainer)  # checkpoints/step_0.safetensors: the cloned policy before RL
+            last_eval = run_evaluation(trainer, cfg, run, elapsed())
+            run.save(trainer, elapsed())  # checkpoints/step_0.safetensors: the cloned policy before RL
             wins = f"; greedy win rate vs {win_text(last_eval, '.1%')}" if last_eval else ""
             print(f"warm start done in {m['imitation/total_s']:.0f}s: accuracy {m['imitation/accuracy']:.1%}"
                   + wins, file=sys.stderr)
@@ -347,7 +335,6 @@ def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, com
                     break
                 s0, ts = trainer.step, time.monotonic()
                 metrics = trainer.iterate()
-                trainer.elapsed = trainer.elapsed_before + time.monotonic() - t0
                 sps = (trainer.step - s0) / max(1e-9, time.monotonic() - ts)
                 metrics["perf/steps_per_s"] = sps
                 run.scalars(metrics, trainer.step)
@@ -356,24 +343,24 @@ def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, com
                     next_snap += cfg.selfplay.snapshot_interval * (1 + (trainer.step - next_snap) //
                                                                    cfg.selfplay.snapshot_interval)
                 if next_eval is not None and trainer.step >= next_eval:
-                    last_eval = run_evaluation(trainer, cfg, run)
+                    last_eval = run_evaluation(trainer, cfg, run, elapsed())
                     while next_eval <= trainer.step:
                         next_eval += ev_int
                 if trainer.step >= next_ckpt:
-                    run.save(trainer)
+                    run.save(trainer, elapsed())
                     while next_ckpt <= trainer.step:
                         next_ckpt += out.checkpoint_interval
                 progress.update(task, completed=min(trainer.step, cfg.total_timesteps), description=desc(),
                                 rate=f"{sps:,.0f} steps/s")
         except KeyboardInterrupt:
             interrupted = True
-    trainer.elapsed = trainer.elapsed_before + time.monotonic() - t0
-    path = run.save(trainer)
+    total_s = elapsed()
+    path = run.save(trainer, total_s)
     if interrupted:
         print(f"interrupted: saved {path} (resume with --resume --run-dir {run_dir})", file=sys.stderr)
         run.close()
         return 130
-    last_eval = run_evaluation(trainer, cfg, run)
+    last_eval = run_evaluation(trainer, cfg, run, total_s)
     run.close()
     from .plot import plot_run
 
@@ -382,7 +369,7 @@ def _train_loop(trainer: Any, cfg: TrainConfig, run_dir: Path, resume: bool, com
     except (ValueError, OSError) as e:  # no evaluation entries (eval.opponents empty), or unwritable
         print(f"warning: no win-rate plot: {e}", file=sys.stderr)
     wins = win_text(last_eval, ".1%")
-    print(f"done: {trainer.step} steps in {trainer.elapsed:.0f}s; saved {path} and latest.safetensors"
+    print(f"done: {trainer.step} steps in {total_s:.0f}s; saved {path} and latest.safetensors"
           + (f"; greedy win rate vs {wins}" if wins else ""), file=sys.stderr)
     return 0
 

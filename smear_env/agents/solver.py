@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..cards import RANK_7, RANK_ACE, RANK_GAME_VALUE, RANK_JACK, SUIT_MASKS, cards_of, game_points
+from ..game import playable
 
 ValueFn = Callable[[int, int], float]
 
@@ -124,16 +125,10 @@ def contract_value(contract: int) -> ValueFn:
 
 
 def _legal(state: SolverState, trump: int) -> int:
+    """R10/R12 (the engine's :func:`~smear_env.game.playable`) for ``trump``; a first lead from a
+    determinized hand without trump may be any card."""
     hand = state.hands[state.to_move]
-    if not state.trick:
-        if state.first_lead and trump >= 0:
-            t = hand & SUIT_MASKS[trump]
-            return t or hand  # R10: the first lead is of trump (the bidder always holds one)
-        return hand
-    follow = hand & SUIT_MASKS[state.trick[0] >> 3]
-    if not follow:
-        return hand
-    return follow | (hand & SUIT_MASKS[trump])  # R12
+    return playable(hand, state.trick[0] if state.trick else -1, trump, state.first_lead) or hand
 
 
 def legalcards_of(state: SolverState) -> list[int]:

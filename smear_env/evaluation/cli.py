@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import RuleOptionError
 from ..game import POINT_NAMES
 from ..table import add_rule_arguments, rules_from_args
 from .duplicate import BACKENDS, DEFAULT_GAMES, DEFAULT_MAX_HANDS, run_match, run_tournament
@@ -125,10 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
-    try:
-        rules = rules_from_args(args)
-    except RuleOptionError as e:
-        ap.error(str(e))
+    rules = rules_from_args(args, ap)
     if args.games < 2 or args.games % 2:
         ap.error(f"--games must be an even number >= 2 (duplicate pairs), not {args.games}")
     if args.workers < 1:

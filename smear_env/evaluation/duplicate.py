@@ -33,9 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent
-from ..cards import HAND_SIZE, NUM_CARDS
 from ..config import SmearRules
-from ..game import NUM_PLAYERS
+from ..game import NUM_PLAYERS, shuffled_deal
 from ..stats import rate_players
 from ..table import Table, TableOptions, play, start_agents
 from .results import TAG_BOOT, GameStats, MatchResult, TournamentResult, aggregate, game_stats
@@ -69,9 +68,7 @@ class DealSequence:
         """``(hands, stock)`` of hand ``i`` (R5: 6 cards to each seat, 8 to the stock)."""
         if i not in self._cache:
             rng = np.random.default_rng(np.random.SeedSequence([self.seed, _TAG_DEAL, self.pair, i]))
-            perm = rng.permutation(NUM_CARDS).tolist()
-            hands = [sorted(perm[s * HAND_SIZE:(s + 1) * HAND_SIZE]) for s in range(NUM_PLAYERS)]
-            self._cache[i] = (hands, perm[NUM_PLAYERS * HAND_SIZE:])
+            self._cache[i] = shuffled_deal(rng)
         return self._cache[i]
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..actions import PASS_ACTION, discard_action, parse_action, play_action, trump_action
 from ..cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
-from ..config import RuleOptionError, SmearRules
+from ..config import SmearRules
 from ..game import IllegalActionError
 from ..table import add_rule_arguments, rules_from_args
 from .session import DEFAULT_MAX_HANDS, Event, Session
@@ -351,10 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
-    try:
-        rules = rules_from_args(args)
-    except RuleOptionError as e:
-        ap.error(str(e))
+    rules = rules_from_args(args, ap)
     if args.seed is not None and args.seed < 0:
         ap.error(f"--seed must be >= 0, not {args.seed}")
     if args.max_hands < 1:

@@ -47,8 +47,8 @@ class Session:
 
     Drive it with :meth:`advance` (agents play until a person must act or the hand is over),
     :meth:`act` (a person's action, then :meth:`advance`) and :meth:`next_hand`. Each of them returns the
-    *events* since the call: ``(actor, action)`` pairs; :meth:`events_for` turns them into what one seat
-    may see.
+    *events* since the call (:data:`Event` tuples); :meth:`events_for` turns them into what one seat may
+    see.
     """
 
     def __init__(
@@ -85,8 +85,11 @@ class Session:
         self.error: str | None = None
         """Set when an agent failed (a bot crashed, hung, answered garbage): the game is stopped."""
         for s, a in enumerate(self.agents):
-            if a is not None:
-                a.start_game(s, self.rules, np.random.default_rng(agent_seeds[s]))
+            if a is not None and self.error is None:
+                try:
+                    a.start_game(s, self.rules, np.random.default_rng(agent_seeds[s]))
+                except Exception as e:  # e.g. a bot that cannot start: the game is stopped, by name
+                    self.error = str(e) if a.name in str(e) else f"agent {a.name!r} in seat {s}: {e}"
 
     # ------------------------------------------------------------------ state
     @property

@@ -1,10 +1,11 @@
 """Optional warm start: behaviour cloning of a teacher agent (e.g. the heuristic) before the RL stage.
 
-The teacher plays all four seats; every decision is recorded as (observation, action mask, teacher action)
-and labelled with the Monte Carlo return of the hand for the decider's team (own score change minus the
-other team's, divided by 4 -- the same scale as the PPO "score" reward). The policy head is trained with
-cross-entropy on the teacher's actions and the value head with squared error on the returns, so PPO
-starts from the teacher's level with a calibrated critic instead of from a uniform policy.
+The teacher plays all four seats on a :class:`smear_env.table.Table`; every decision is recorded as
+(observation, action mask, teacher action) and labelled with the Monte Carlo return of the hand for the
+decider's team: the table's "score" reward (own score change minus the other team's, raw points) times
+``score_scale`` -- the same scale as the PPO "score" reward (``env.score_scale``). The policy head is
+trained with cross-entropy on the teacher's actions and the value head with squared error on the returns,
+so PPO starts from the teacher's level with a calibrated critic instead of from a uniform policy.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ import numpy as np
 import torch
 
 from smear_env.config import SmearRules
-from smear_env.game import GAME_OVER, HAND_OVER, Game
 from smear_env.observation import observe
+from smear_env.table import Table, TableOptions, agent_action
 
-from ..selfplay import agent_action, make_baseline
+from ..selfplay import make_baseline
 
 
 def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int, epsilon: float = 0.0,
-             max_cycles: int = 2000) -> dict[str, np.ndarray]:
+             max_cycles: int = 2000, score_scale: float = 0.25) -> dict[str, np.ndarray]:
     """About ``decisions`` teacher decisions (whole hands), with hand returns. With ``epsilon`` > 0 a
     uniformly random legal action replaces the teacher's that often (it is still labelled with the
     teacher's choice), for a wider coverage of states."""
@@ -34,19 +35,17 @@ def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int
     agents = [make_baseline(teacher, rules) for _ in range(4)]
     obs, mask, act, ret = [], [], [], []
     n = 0
+    table = Table(rules, TableOptions(episode="game", reward="score", max_cycles=max_cycles))
     while n < decisions:
-        game = Game(rules, seed=int(rng.integers(2**63)))
+        table.new_game(int(rng.integers(2**63)))
         for s, a in enumerate(agents):
             a.start_game(s, rules, np.random.default_rng(int(rng.integers(2**63))))
-        cycles = 0
         hand_rows: list[tuple[int, int]] = []  # (row index, seat)
-        while game.phase != GAME_OVER and cycles < max_cycles:
-            if game.phase == HAND_OVER:
-                game.start_next_hand()
-                continue
+        while not table.done:
+            game = table.require_game()
             seat = game.to_act
             o = observe(game, seat)
-            a = agent_action(agents[seat], game, seat)
+            a = int(agent_action(agents[seat], game, seat))
             obs.append(o["observation"])
             mask.append(o["action_mask"])
             act.append(a)
@@ -55,16 +54,12 @@ def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int
             if epsilon > 0 and rng.random() < epsilon:
                 legal = game.legal_actions()
                 a = int(legal[rng.integers(len(legal))])
-            game.apply(a)
-            cycles += 1
+            st = table.apply(a)
             n += 1
-            if game.phase in (HAND_OVER, GAME_OVER):
-                res = None if game.hand_thrown_in else game.hand_result
-                if res is not None:
-                    ch = res["score_change"]
+            if st.hand is not None:
+                if st.hand.scored:
                     for i, s in hand_rows:
-                        t = s & 1
-                        ret[i] = (ch[t] - ch[1 - t]) / 4.0
+                        ret[i] = st.rewards[s] * score_scale
                 hand_rows = []
         # rows of an unfinished (truncated) hand keep return 0
     return {
@@ -79,11 +74,13 @@ def _gen_star(args: tuple) -> dict[str, np.ndarray]:
 
 def pretrain(policy: torch.nn.Module, teacher: str, rules: SmearRules, decisions: int, epochs: int,
              batch_size: int, learning_rate: float, seed: int, workers: int = 2, epsilon: float = 0.0,
-             log: Callable[[dict[str, float], int], None] | None = None) -> dict[str, float]:
+             log: Callable[[dict[str, float], int], None] | None = None,
+             score_scale: float = 0.25) -> dict[str, float]:
     """Behaviour-clone ``teacher`` into ``policy`` (in place). Returns final metrics."""
     t0 = time.monotonic()
     per = [decisions // workers + (1 if i < decisions % workers else 0) for i in range(workers)]
-    jobs = [(teacher, rules.to_dict(), per[i], seed * 1000 + i, epsilon) for i in range(workers)]
+    jobs = [(teacher, rules.to_dict(), per[i], seed * 1000 + i, epsilon, 2000, score_scale)
+            for i in range(workers)]
     if workers > 1:
         with mp.get_context("spawn").Pool(workers) as pool:
             parts = pool.map(_gen_star, jobs)

@@ -5,8 +5,10 @@ One learning seat per env. Its partner is a frozen copy of the current policy (r
 ``selfplay.partner_refresh_interval`` learner decisions); its two opponents are drawn per game from the
 pool: ``"self"`` (the frozen current copy), ``"snapshot"`` (a frozen past policy) or a baseline agent spec.
 All of that lives in :class:`PoolEnv`, a wrapper fed with plain numpy weights through ``env_method`` so it
-works with DummyVecEnv and SubprocVecEnv alike. Rewards with ``env.reward="score"`` are the env's score
-difference divided by 4 (the native PPO's scale). The observation is scaled by
+works with DummyVecEnv and SubprocVecEnv alike. Episodes and rewards are the table's
+(:mod:`smear_env.table`, through the env): with ``env.episode="hand"`` each scored hand ends an episode and
+SB3's automatic ``reset()`` deals the next hand of the same game; ``env.reward="score"`` rewards are the
+raw score difference times ``env.score_scale`` (the native PPO's scale). The observation is scaled by
 :func:`training.policy.obs_scale` in the wrapper, which is what :class:`~training.policy.SmearPolicy` does
 internally, so the SB3 weights convert to a SmearPolicy checkpoint by renaming keys.
 
@@ -104,7 +106,8 @@ class _Seat:
 
 
 class PoolEnv(gymnasium.Wrapper):
-    """SmearSingleSeatEnv with pool opponents, scaled observations and score rewards / 4."""
+    """SmearSingleSeatEnv with pool opponents, scaled observations and score rewards times
+    ``env.score_scale``."""
 
     def __init__(self, cfg_dict: dict[str, Any], seed: int) -> None:
         from smear_env.single_seat import SmearSingleSeatEnv
@@ -123,7 +126,7 @@ class PoolEnv(gymnasium.Wrapper):
         )
         super().__init__(env)
         self.scale = obs_scale()
-        self.reward_scale = 0.25 if cfg.env.reward == "score" else 1.0
+        self.reward_scale = cfg.env.score_scale if cfg.env.reward == "score" else 1.0
         self.win_bonus = cfg.env.win_bonus if cfg.env.reward == "score" and cfg.env.episode == "game" else 0.0
 
     def set_weights(self, current: dict[str, np.ndarray], snapshots: list[dict[str, np.ndarray]]) -> None:

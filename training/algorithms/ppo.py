@@ -1,14 +1,16 @@
-"""Native PyTorch PPO on the engine: ``n_envs`` games stepped in lock-step in one process, every decision of
-every seat the learner plays batched through one forward pass.
+"""Native PyTorch PPO on the table layer: ``n_envs`` tables stepped in lock-step in one process
+(:class:`smear_env.table.Lockstep`), every decision of every seat the learner plays batched through one
+forward pass.
 
 Why not only the single-seat env: here the learner collects the experience of *all* seats it plays (four
 in pure self-play, its two in games against a pool opponent), with no Gymnasium/VecEnv overhead, so it
 gets several times more decisions per second and per game (see checkpoints/README.md for measurements).
 
-Episodes (``env.episode``): with ``"hand"`` each seat's decisions of one hand form an episode whose only
-reward arrives at the hand's end (``env.reward="score"``: own team's score change minus the other team's,
-divided by 4, R17); the game still runs to its target so every score situation is visited. With
-``"game"`` the returns run over the whole game (plus ``env.win_bonus`` or ``reward="win"``).
+Episodes and rewards are the table's (:mod:`smear_env.table`): with ``env.episode="hand"`` each seat's
+decisions of one scored hand form an episode whose only reward arrives at the hand's end
+(``env.reward="score"``: own team's score change minus the other team's in raw points, times
+``env.score_scale``); the game carries on to its target so every score situation is visited. With
+``"game"`` the returns run over the whole game (plus ``env.win_bonus``, or ``reward="win"``).
 
 Trajectories still open when a rollout is full carry over to the next rollout (their stored log-probs
 keep the PPO ratio exact), so no value bootstrapping across cut episodes is needed.
@@ -22,12 +24,12 @@ import numpy as np
 import torch
 
 from smear_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
-from smear_env.game import GAME_OVER, HAND_OVER, Game
-from smear_env.observation import OBS_SIZE, observe
+from smear_env.observation import OBS_SIZE
+from smear_env.table import NEXT_HAND, Lockstep, Step, Table, TableOptions
 
 from ..config import TrainConfig
 from ..policy import SmearPolicy
-from ..selfplay import SELF, SNAPSHOT, OpponentPool, agent_action
+from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .resume_state import restore_trainer_state, trainer_state
 
 LEARNER = -1  # controller code of a learner seat; >= 0 is a snapshot index; an Agent object otherwise
@@ -46,13 +48,12 @@ class _Traj:
 
 
 class _Slot:
-    __slots__ = ("game", "ctrl", "trajs", "decisions", "kind")
+    __slots__ = ("table", "ctrl", "trajs", "kind")
 
-    def __init__(self) -> None:
-        self.game: Game | None = None
-        self.ctrl: list[Any] = [LEARNER] * 4
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.ctrl: list[Any] = [LEARNER] * 4  # changed in place: the Lockstep's seating of this table
         self.trajs: dict[int, _Traj] = {}
-        self.decisions = 0
         self.kind = SELF
 
 
@@ -72,7 +73,10 @@ class PPOTrainer:
         self.step = 0
         self.updates = 0
         self._agents: dict[tuple[int, int, str], Any] = {}
-        self.slots = [_Slot() for _ in range(cfg.n_envs)]
+        env = cfg.env
+        options = TableOptions(episode=env.episode, reward=env.reward, max_cycles=env.max_cycles)
+        self.slots = [_Slot(Table(self.rules, options)) for _ in range(cfg.n_envs)]
+        self.lock = Lockstep([s.table for s in self.slots], [s.ctrl for s in self.slots], self._on_step)
         self._ready: list[dict[str, np.ndarray]] = []
         self._ready_n = 0
         self._stats: dict[str, float] = {}
@@ -81,16 +85,13 @@ class PPOTrainer:
 
     # ------------------------------------------------------------------ games
     def _new_game(self, i: int, slot: _Slot) -> None:
-        slot.game = Game(self.rules, seed=int(self.rng.integers(2**63)))
-        slot.decisions = 0
+        slot.table.new_game(int(self.rng.integers(2**63)))
         slot.trajs = {}
         kind, k = self.pool.draw()
         slot.kind = kind
-        if kind == SELF:
-            slot.ctrl = [LEARNER] * 4
-        else:
+        slot.ctrl[:] = [LEARNER] * 4
+        if kind != SELF:
             team = int(self.rng.integers(2))
-            slot.ctrl = [LEARNER] * 4
             for seat in (1 - team, 3 - team):
                 if kind == SNAPSHOT:
                     slot.ctrl[seat] = k
@@ -131,91 +132,67 @@ class PPOTrainer:
             self._finish(traj)
             slot.trajs[seat] = _Traj()
 
-    def _after_apply(self, i: int, slot: _Slot) -> None:
-        """Rewards and episode ends after a hand / game ends; next hand or a fresh game."""
-        game = slot.game
-        assert game is not None
-        slot.decisions += 1
-        phase = game.phase
+    def _on_step(self, i: int, st: Step) -> None:
+        """After every step of table ``i``: rewards into the learner's trajectories, statistics, episode
+        ends, and what starts next (the next hand of the game, or a new game)."""
+        if st.hand is None and not st.done:
+            return
+        slot = self.slots[i]
         env = self.cfg.env
-        if phase == HAND_OVER or phase == GAME_OVER:
-            res = game.hand_result if not game.hand_thrown_in else None
-            st = self._stats
-            if res is not None:
-                change = res["score_change"]
-                if slot.ctrl[game.bidder] is LEARNER:
-                    st["contracts"] = st.get("contracts", 0) + 1
-                    st["made"] = st.get("made", 0) + int(res["made_contract"])
-                    st["contract_sum"] = st.get("contract_sum", 0) + game.contract
-                st["hands"] = st.get("hands", 0) + 1
+        hand = st.hand
+        stats = self._stats
+        if hand is not None and hand.scored:
+            if slot.ctrl[hand.bidder] is LEARNER:
+                stats["contracts"] = stats.get("contracts", 0) + 1
+                stats["made"] = stats.get("made", 0) + int(hand.result["made_contract"])
+                stats["contract_sum"] = stats.get("contract_sum", 0) + hand.contract
+            stats["hands"] = stats.get("hands", 0) + 1
+            if env.reward == "score":
                 for seat, traj in slot.trajs.items():
-                    t = seat & 1
-                    if env.reward == "score" and traj.rew:
-                        traj.rew[-1] += (change[t] - change[1 - t]) / 4.0
-                if slot.kind != SELF:
-                    lt = next(s for s in range(4) if slot.ctrl[s] is LEARNER) & 1
-                    st["score_diff_sum"] = st.get("score_diff_sum", 0.0) + change[lt] - change[1 - lt]
-                    st["score_diff_n"] = st.get("score_diff_n", 0) + 1
-            over = phase == GAME_OVER
-            truncated = not over and slot.decisions >= env.max_cycles
-            if over and env.episode == "game":
-                for seat, traj in slot.trajs.items():
-                    won = 1.0 if game.winner == (seat & 1) else -1.0
-                    bonus = 1.0 if env.reward == "win" else env.win_bonus
                     if traj.rew:
-                        traj.rew[-1] += bonus * won
-            if over and slot.kind != SELF:
-                learner_team = next(s for s in range(4) if slot.ctrl[s] is LEARNER) & 1
-                key = f"win_{slot.kind}"
-                st[key] = st.get(key, 0) + int(game.winner == learner_team)
-                st[key + "_n"] = st.get(key + "_n", 0) + 1
-            if env.episode == "hand" or over or truncated:
-                self._end_episodes(slot)
-            if over or truncated:
-                self._new_game(i, slot)
+                        traj.rew[-1] += st.rewards[seat] * env.score_scale
+            if slot.kind != SELF:
+                lt = slot.ctrl.index(LEARNER) & 1
+                stats["score_diff_sum"] = stats.get("score_diff_sum", 0.0) + hand.margin(lt)
+                stats["score_diff_n"] = stats.get("score_diff_n", 0) + 1
+        over = hand is not None and hand.game_over
+        if over and env.episode == "game":
+            for seat, traj in slot.trajs.items():
+                won = 1.0 if hand.winner == (seat & 1) else -1.0
+                bonus = 1.0 if env.reward == "win" else env.win_bonus  # "win": the table's +-1
+                if traj.rew:
+                    traj.rew[-1] += bonus * won
+        if over and slot.kind != SELF:
+            key = f"win_{slot.kind}"
+            stats[key] = stats.get(key, 0) + int(hand.winner == slot.ctrl.index(LEARNER) & 1)
+            stats[key + "_n"] = stats.get(key + "_n", 0) + 1
+        if st.done:
+            self._end_episodes(slot)
+            if st.next == NEXT_HAND:
+                slot.table.next_episode()
             else:
-                game.start_next_hand()
-        elif slot.decisions >= env.max_cycles:
-            self._end_episodes(slot)  # R21: truncated mid-hand
-            self._new_game(i, slot)
-
-    def _advance_agents(self, i: int, slot: _Slot) -> None:
-        """Let baseline agents act until a network (learner or snapshot) is to act."""
-        while True:
-            game = slot.game
-            assert game is not None
-            ctrl = slot.ctrl[game.to_act]
-            if isinstance(ctrl, int):
-                return
-            game.apply(agent_action(ctrl, game, game.to_act))
-            self._after_apply(i, slot)
+                self._new_game(i, slot)
 
     # ------------------------------------------------------------------ rollout
     def collect(self, target: int) -> dict[str, np.ndarray]:
         policy = self.policy
         policy.eval()
         bids = passes = bid_sum = 0
+        lock = self.lock
         while self._ready_n < target:
-            learner_rows: list[tuple[int, int, np.ndarray, np.ndarray]] = []
-            snap_rows: dict[int, list[tuple[int, int, np.ndarray, np.ndarray]]] = {}
-            for i, slot in enumerate(self.slots):
-                self._advance_agents(i, slot)
-                game = slot.game
-                seat = game.to_act
-                o = observe(game, seat)
-                row = (i, seat, o["observation"], o["action_mask"])
-                ctrl = slot.ctrl[seat]
-                if ctrl is LEARNER:
-                    learner_rows.append(row)
-                else:
-                    snap_rows.setdefault(ctrl, []).append(row)
-            actions: list[tuple[int, int]] = []
-            if learner_rows:
-                obs = np.stack([r[2] for r in learner_rows])
-                mask = np.stack([r[3] for r in learner_rows])
+            pending = lock.pending()  # baseline agents act; every table then waits on a network
+            order = ([LEARNER] if LEARNER in pending else []) + [k for k in pending if k != LEARNER]
+            moves: list[tuple[list[int], np.ndarray]] = []
+            for key in order:
+                idx = pending[key]
+                obs, mask = lock.observations(idx)
+                if key is not LEARNER:
+                    act, _, _ = self.pool.snapshots[key][1].act(obs, mask, self.rng)
+                    moves.append((idx, act))
+                    continue
                 act, logp, val = policy.act(obs, mask, self.rng)
-                for j, (i, seat, _o, _m) in enumerate(learner_rows):
-                    tr = self.slots[i].trajs[seat]
+                for j, i in enumerate(idx):
+                    tr = self.slots[i].trajs[self.slots[i].table.to_act]
                     a = int(act[j])
                     tr.obs.append(obs[j])
                     tr.mask.append(mask[j])
@@ -229,16 +206,9 @@ class PPOTrainer:
                         else:
                             bids += 1
                             bid_sum += a + 1
-                    actions.append((i, a))
-            for k, rows in snap_rows.items():
-                obs = np.stack([r[2] for r in rows])
-                mask = np.stack([r[3] for r in rows])
-                act, _, _ = self.pool.snapshots[k][1].act(obs, mask, self.rng)
-                actions.extend((r[0], int(a)) for r, a in zip(rows, act, strict=True))
-            for i, a in actions:
-                slot = self.slots[i]
-                slot.game.apply(a)
-                self._after_apply(i, slot)
+                moves.append((idx, act))
+            for idx, act in moves:
+                lock.apply(idx, act)
         batch = {k: np.concatenate([d[k] for d in self._ready]) for k in self._ready[0]}
         self._ready = []
         self._ready_n = 0

@@ -9,12 +9,13 @@ them) on a local Ray started for the run or on the cluster at ``ray.address``.
 Config mapping: ``n_steps * n_envs`` decisions per update (``train_batch_size_per_learner``), ``batch_size``
 (minibatch), ``n_epochs``, ``learning_rate`` (linear decay to 5% with ``anneal_lr``), ``ent_coef`` ->
 ``ent_coef_final``, ``gamma``, ``gae_lambda``, ``clip_range``, ``vf_coef``, ``max_grad_norm``; no KL penalty
-(as the native PPO; ``target_kl`` has no RLlib counterpart and is not used). Rewards: ``env.reward="score"``
-is divided by 4 (the native scale); observations are scaled by :func:`training.policy.obs_scale` in the env,
-which is exactly what :class:`~training.policy.SmearPolicy` does inside, so the RLlib module converts to a
-SmearPolicy by renaming its tensors (:func:`to_smear_state_dict`): every checkpoint in the run folder is a
-project checkpoint that ``smear-eval`` plays. RLlib's own checkpoint (optimizer, env-runner state) is
-written next to it, ``<run dir>/rllib/``, for ``--resume``.
+(as the native PPO; ``target_kl`` has no RLlib counterpart and is not used); ``env.win_bonus`` is not used.
+Rewards: ``env.reward="score"`` times ``env.score_scale`` (as the native trainers); observations are scaled
+by :func:`training.policy.obs_scale` in the env, which is exactly what :class:`~training.policy.SmearPolicy`
+does inside, so the RLlib module converts to a SmearPolicy by renaming its tensors
+(:func:`to_smear_state_dict`): every checkpoint in the run folder is a project checkpoint that ``smear-
+eval`` plays. RLlib's own checkpoint (optimizer, env-runner state) is written next to it, ``<run
+dir>/rllib/``, for ``--resume``.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class RLlibPPOTrainer:
         ent = a.ent_coef if a.ent_coef_final is None else [[0, a.ent_coef], [total, a.ent_coef_final]]
         env_config = {**cfg.rules.to_dict(), "episode": cfg.env.episode, "reward": cfg.env.reward,
                       "max_cycles": cfg.env.max_cycles, "obs_scale": obs_scale().tolist(),
-                      "reward_scale": 0.25 if cfg.env.reward == "score" else 1.0}
+                      "reward_scale": cfg.env.score_scale if cfg.env.reward == "score" else 1.0}
         runners = cfg.ray.num_env_runners
         per_runner = max(1, cfg.n_envs // max(1, runners))
         config = (
