@@ -13,9 +13,10 @@ Config mapping: ``n_steps * n_envs`` decisions per update (``train_batch_size_pe
 Rewards: ``env.reward="score"`` times ``env.score_scale`` (as the native trainers); observations are scaled
 by :func:`training.policy.obs_scale` in the env, which is exactly what :class:`~training.policy.SmearPolicy`
 does inside, so the RLlib module converts to a SmearPolicy by renaming its tensors
-(:func:`to_smear_state_dict`): every checkpoint in the run folder is a project checkpoint that ``smear-
-eval`` plays. RLlib's own checkpoint (optimizer, env-runner state) is written next to it, ``<run
-dir>/rllib/``, for ``--resume``.
+(:func:`to_smear_state_dict`): every checkpoint in the run folder is a project checkpoint that
+``smear-eval`` plays. RLlib's own checkpoint (optimizer, env-runner state; RLlib writes it with pickle, so
+it is for resuming this run only, not for sharing) is written next to it, ``<run dir>/rllib/``, for
+``--resume``.
 """
 
 from __future__ import annotations
