@@ -96,9 +96,14 @@ def test_vector_ppo_trains_resumes_and_plays_with_numpy(tmp_path):
 def test_vector_ppo_config_errors():
     from training.algorithms.vector_ppo import VectorPPOTrainer
 
-    cfg = load_config(QUICK, ["algorithm.name=vector_ppo"], "tiny")  # quickstart plays the heuristic
     with pytest.raises(ConfigError, match="'heuristic' not available with algorithm 'vector_ppo'"):
+        load_config(QUICK, ["algorithm.name=vector_ppo"], "tiny")  # quickstart plays the heuristic
+    cfg = load_config(QUICK, ["algorithm.name=vector_ppo", "selfplay.opponents.heuristic=0"], "tiny")
+    cfg.selfplay.opponents["heuristic"] = 0.5  # built without validation: the trainer refuses it too
+    with pytest.raises(ConfigError, match="'heuristic' not available"):
         VectorPPOTrainer(cfg, np.random.default_rng(0))
+    with pytest.raises(ConfigError, match="env.score_scale"):
+        load_config(QUICK, [*VEC, "env.score_scale=0"])
     with pytest.raises(ConfigError, match="network.shared_trunk"):
         load_config(QUICK, ["network.shared_trunk=true"])
     assert load_config(QUICK, ["env.score_scale=1.0"]).env.score_scale == 1.0  # every algorithm reads it

@@ -265,6 +265,7 @@ RANGES: dict[tuple[type, str], tuple[float | None, float | None, bool, bool, str
     (AlgorithmConfig, "max_grad_norm"): (0.0, None, False, False, "a number > 0"),
     (AlgorithmConfig, "target_kl"): (0.0, None, False, False, "a number > 0 or null"),
     (EnvConfig, "win_bonus"): (0.0, None, True, False, "a number >= 0"),
+    (EnvConfig, "score_scale"): (0.0, None, False, False, "a number > 0"),
     (ImitationConfig, "learning_rate"): (0.0, None, False, False, "a number > 0"),
     (ImitationConfig, "epsilon"): (0.0, 1.0, True, True, "a number in [0, 1]"),
     (EvalConfig, "interval"): (0, None, True, False, "an integer >= 0"),
@@ -456,6 +457,20 @@ def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
         raise ConfigError(f"config key {key!r}: {text if len(text) <= 500 else text[:497] + '...'}") from None
 
 
+VECTOR_OPPONENTS = ("self", "snapshot", "random")
+"""Opponents ``vector_ppo`` can seat (batched); others must have probability 0."""
+
+
+def check_vector_opponents(cfg: TrainConfig) -> None:
+    """Raise ConfigError naming the opponents ``vector_ppo`` cannot seat."""
+    bad = [k for k, p in cfg.selfplay.opponents.items() if k not in VECTOR_OPPONENTS and p > 0]
+    if bad:
+        raise ConfigError(
+            f"config key 'selfplay.opponents': {', '.join(map(repr, bad))} not available with algorithm "
+            f"'vector_ppo' (allowed: {', '.join(map(repr, VECTOR_OPPONENTS))})"
+        )
+
+
 def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks."""
     if cfg.env.reward == "win" and cfg.env.episode != "game":
@@ -463,6 +478,8 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     if cfg.algorithm.name != "vector_ppo":
         if cfg.network.shared_trunk:
             raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
+    else:
+        check_vector_opponents(cfg)
     if not cfg.selfplay.opponents:
         raise ConfigError("config key 'selfplay.opponents': needs at least one opponent")
     for k, p in cfg.selfplay.opponents.items():
