@@ -7,6 +7,9 @@
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
+#   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
+#   make test-tianshou  Tianshou venv (.venv-tianshou): the test suite + examples/tianshou_dqn.py
+#   make examples       every examples/*.py with a tiny budget, each in its framework's venv
 #   make clean  remove caches and build output (make distclean also removes .venv)
 #
 # Everything is installed into .venv through constraints.txt (exact versions; the pin on torch keeps pip
@@ -27,7 +30,8 @@ PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
-.PHONY: help venv install run test lint bench clean distclean browser dist test-wheel docs docs-serve
+.PHONY: help venv install run test lint bench clean distclean browser dist test-wheel docs docs-serve \
+	test-rllib test-tianshou examples
 
 help:
 	@sed -n 's/^#   make /  make /p' Makefile
@@ -94,10 +98,30 @@ docs: $(DOCS_STAMP)
 
 docs-serve: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+# Other RL frameworks: one venv each, installed through its own lock constraints/<name>.txt (ray[rllib] pins
+# gymnasium 1.2.2, the main lock 1.4.0). Not part of `make test`.
+.venv-%/.installed: pyproject.toml constraints/%.txt $(wildcard smear_env/__init__.py training/__init__.py)
+	@test -n "$(PYTHON)" || { echo "error: no python3.11 or python3 on PATH (set PYTHON=...)" >&2; exit 1; }
+	$(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -c constraints/$*.txt -e '.[dev,$*]'
+	@touch $@
+
+test-rllib: .venv-rllib/.installed
+	.venv-rllib/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 1 --games 10
+
+test-tianshou: .venv-tianshou/.installed
+	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
+
+examples: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
+	$(BIN)/python examples/sb3_maskable_ppo.py --steps 2048
+	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
+	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 1 --games 10
 
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-rllib .venv-tianshou

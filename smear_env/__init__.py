@@ -7,6 +7,11 @@ Importing this package does not import PettingZoo (the core stays free of it, do
 registers ``smear/smear_v0`` (and ``smear_v0``) in PettingZoo's registry (PettingZoo >= 1.27,
 ``pettingzoo.make("aec", "smear/smear_v0")``): at once when PettingZoo is already imported, otherwise
 as soon as it is. Older PettingZoo without a registry is left alone.
+
+In the same way it registers the single-seat Gymnasium env as ``smear_env/SmearSingleSeat-v0`` in
+Gymnasium's registry (``gymnasium.make("smear_env/SmearSingleSeat-v0", opponents="heuristic")``; the
+factory is :func:`smear_env.single_seat.make_env`). Without importing ``smear_env`` first, Gymnasium's
+module prefix does it: ``gymnasium.make("smear_env:smear_env/SmearSingleSeat-v0")``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ __version__ = "0.1.0"
 
 ENV_IDS = ("smear/smear_v0", "smear_v0")
 _ENTRY_POINT = "smear_env.env:env"
+GYM_ENV_ID = "smear_env/SmearSingleSeat-v0"
+_GYM_ENTRY_POINT = "smear_env.single_seat:make_env"
 
 
 def register_pettingzoo(pettingzoo_module: Any | None = None) -> bool:
@@ -41,13 +48,32 @@ def register_pettingzoo(pettingzoo_module: Any | None = None) -> bool:
     return True
 
 
+def register_gymnasium(gymnasium_module: Any | None = None) -> bool:
+    """Register ``smear_env/SmearSingleSeat-v0`` in Gymnasium's registry (once); True when it is there."""
+    gym = gymnasium_module if gymnasium_module is not None else sys.modules.get("gymnasium")
+    if gym is None:
+        import gymnasium as gym
+    if GYM_ENV_ID not in gym.registry:
+        gym.register(id=GYM_ENV_ID, entry_point=_GYM_ENTRY_POINT)
+    return True
+
+
+_REGISTRARS = {"pettingzoo": register_pettingzoo, "gymnasium": register_gymnasium}
+
+
 class _RegisterWhenImported(importlib.abc.MetaPathFinder):
-    """Registers smear_v0 right after ``pettingzoo`` is first imported."""
+    """Registers the environments right after ``pettingzoo`` / ``gymnasium`` is first imported."""
+
+    def __init__(self, pending: set[str]) -> None:
+        self.pending = pending
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != "pettingzoo":
+        if fullname not in self.pending:
             return None
-        sys.meta_path.remove(self)
+        self.pending.discard(fullname)
+        if not self.pending:
+            sys.meta_path.remove(self)
+        register = _REGISTRARS[fullname]
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
@@ -57,18 +83,22 @@ class _RegisterWhenImported(importlib.abc.MetaPathFinder):
         def exec_module(module: Any) -> None:
             original(module)
             try:
-                register_pettingzoo(module)
-            except Exception:  # never break the import of pettingzoo itself
+                register(module)
+            except Exception:  # never break the import of the framework itself
                 pass
 
         loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 
-if "pettingzoo" in sys.modules:
-    try:
-        register_pettingzoo(sys.modules["pettingzoo"])
-    except Exception:
-        pass
-elif not any(isinstance(f, _RegisterWhenImported) for f in sys.meta_path):
-    sys.meta_path.insert(0, _RegisterWhenImported())
+_pending: set[str] = set()
+for _name, _register in _REGISTRARS.items():
+    if _name in sys.modules:
+        try:
+            _register(sys.modules[_name])
+        except Exception:
+            pass
+    else:
+        _pending.add(_name)
+if _pending and not any(isinstance(f, _RegisterWhenImported) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterWhenImported(_pending))

@@ -259,3 +259,37 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
     def _info(self) -> dict[str, Any]:
         game = self._require_game()
         return {"seat": self._obs_seat(), "scores": tuple(game.scores), "hand_number": game.hand_number}
+
+
+def make_env(
+    opponents: Any = None,
+    partner: Any = None,
+    *,
+    learning: str = "seat",
+    seat: int | str = "random",
+    illegal_action: str = "terminate",
+    **kwargs: Any,
+) -> SmearSingleSeatEnv:
+    """The factory behind ``gymnasium.make("smear_env/SmearSingleSeat-v0", ...)``.
+
+    As :class:`SmearSingleSeatEnv`, except that agents may also be given as agent spec strings
+    (``opponents="heuristic"``, ``partner="checkpoints/x.safetensors"``, a list of specs; see
+    :func:`smear_env.agents.registry.make_agent`), so the env can be made from plain config values, and that
+    an illegal action ends the episode with reward -1 by default (``illegal_action="terminate"``, as
+    PettingZoo's ``env()`` against ``raw_env``). Gymnasium's ``check_env`` needs that: its determinism check
+    samples an action from the *previous* episode's state before ``reset(seed=...)``, which is usually illegal
+    in the new deal."""
+    from .agents.registry import make_agent
+    from .env import parse_options
+
+    rules = parse_options(kwargs)[0]
+
+    def resolve(x: Any) -> Any:
+        if isinstance(x, str):
+            return make_agent(x, rules)
+        if isinstance(x, Sequence):
+            return [resolve(y) for y in x]
+        return x
+
+    return SmearSingleSeatEnv(resolve(opponents), resolve(partner), learning=learning, seat=seat,
+                              illegal_action=illegal_action, **kwargs)

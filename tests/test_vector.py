@@ -143,9 +143,9 @@ def test_lanes_play_the_reference_game(options: dict) -> None:
 
 @pytest.mark.slow
 def test_lanes_play_the_reference_game_under_every_option_combination() -> None:
-    """By default every 8th of the 128 option combinations, 4 lanes, 40 steps each (29 games; the test
-    above adds 62); SMEAR_VECTOR_SCALE=1 runs all 128 combinations with 16 lanes for 120 steps (2,789
-    games, 245,760 compared lane steps, about 2.5 minutes), larger values more steps."""
+    """By default every 8th of the 128 option combinations, 4 lanes, 40 steps each (21 games; the test
+    above adds 63); SMEAR_VECTOR_SCALE=1 runs all 128 combinations with 16 lanes for 120 steps (2,837
+    games, 245,760 compared lane steps, 1-2.5 minutes), larger values more steps."""
     scale = float(os.environ.get("SMEAR_VECTOR_SCALE", "0"))
     combos = ALL_COMBINATIONS if scale > 0 else ALL_COMBINATIONS[::8]
     lanes, steps = (16, max(40, int(120 * scale))) if scale > 0 else (4, 40)

@@ -53,10 +53,11 @@ class AlgorithmConfig:
 
     name: str = "ppo"
     """Algorithm, one of training.algorithms.ALGORITHMS: "ppo" (native PyTorch PPO that steps many tables in
-    lock-step and learns from every seat the learner plays -- all four in pure self-play) or "maskable_ppo"
-    (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env) or "vector_ppo"
+    lock-step and learns from every seat the learner plays -- all four in pure self-play), "maskable_ppo"
+    (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env), "vector_ppo"
     (the same PPO update, collecting on the batched engine smear_env.vector: every lane stepped as arrays,
-    opponents self/snapshot/random)."""
+    opponents self/snapshot/random) or "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four
+    seats in self-play, sampling on Ray workers: see the ray section; needs pip install "smear-rl[rllib]")."""
     learning_rate: float = 3.0e-4
     """Adam learning rate (start value when anneal_lr)."""
     anneal_lr: bool = True
@@ -193,6 +194,20 @@ class OutputConfig:
 
 
 @dataclass
+class RayConfig:
+    """Where algorithm "rllib_ppo" runs (the other algorithms ignore this section)."""
+
+    address: str | None = None
+    """Ray cluster: None starts a local Ray for the run (stopped at its end); "auto" joins the cluster this
+    machine belongs to (started with `ray start`); "host:port" joins the cluster at that address."""
+    num_env_runners: int = 1
+    """RLlib env-runner actors that play the games (n_envs games split among them); 0 plays them in the
+    training process."""
+    num_cpus: int | None = None
+    """CPUs of the local Ray started for the run (None: every CPU of the machine); unused with address."""
+
+
+@dataclass
 class TrainConfig:
     """A training run."""
 
@@ -212,6 +227,8 @@ class TrainConfig:
     """Periodic evaluation."""
     output: OutputConfig = field(default_factory=OutputConfig)
     """Checkpoints and logs."""
+    ray: RayConfig = field(default_factory=RayConfig)
+    """Ray cluster and workers (rllib_ppo)."""
     total_timesteps: int = 1_000_000
     """Learner decisions (bids, trump choices, discards, card plays) to train for."""
     time_limit: float | None = None
@@ -479,6 +496,12 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         raise ConfigError(
             f"config key 'network.hidden_sizes': expected sizes >= 1, got {cfg.network.hidden_sizes}"
         )
+    if cfg.ray.num_env_runners < 0:
+        raise ConfigError(
+            f"config key 'ray.num_env_runners': expected an integer >= 0, got {cfg.ray.num_env_runners}")
+    if cfg.ray.num_cpus is not None and cfg.ray.num_cpus < 1:
+        raise ConfigError(
+            f"config key 'ray.num_cpus': expected an integer >= 1 or null, got {cfg.ray.num_cpus}")
     return cfg
 
 

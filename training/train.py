@@ -251,6 +251,17 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
     loaded = newest_readable_checkpoint(ckpt_dir) if resume else None
     rng = np.random.default_rng(cfg.seed)
     trainer = make_trainer(cfg, rng)
+    trainer.run_dir = run_dir  # type: ignore[attr-defined]  # rllib_ppo keeps RLlib's own state there
+    try:
+        return _train_loop(trainer, cfg, run_dir, resume, command, loaded)
+    finally:
+        close = getattr(trainer, "close", None)  # rllib_ppo: stop its workers (and the Ray it started)
+        if close is not None:
+            close()
+
+
+def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool, command: str,
+                loaded: Any) -> int:
     elapsed_before = 0.0
     if loaded is not None:
         path, tensors, meta, skipped = loaded

@@ -7,6 +7,7 @@
   margin intervals, per-team bidding and capture rates) and of a tournament (ratings); the interval
   methods are in :mod:`smear_env.stats`.
 * :mod:`smear_env.evaluation.cli` -- the ``smear-eval`` command line.
+* :mod:`smear_env.evaluation.ray_backend` -- the pairs of a match as Ray tasks (``--backend ray``).
 
 ``smear_env.evaluate`` re-exports these names for older imports.
 """

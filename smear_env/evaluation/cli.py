@@ -16,7 +16,7 @@ from typing import Any
 
 from ..game import POINT_NAMES
 from ..table import add_rule_arguments, rules_from_args
-from .duplicate import DEFAULT_GAMES, DEFAULT_MAX_HANDS, run_match, run_tournament
+from .duplicate import BACKENDS, DEFAULT_GAMES, DEFAULT_MAX_HANDS, run_match, run_tournament
 
 
 def _pct(x: float | None) -> str:
@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"games in total per matchup, even (default {DEFAULT_GAMES})")
     ap.add_argument("--seed", type=int, default=0, help="seed of the deal sequences and agents (default 0)")
     ap.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    ap.add_argument("--backend", choices=BACKENDS, default="local",
+                    help="local: --workers processes on this machine; ray: the pairs as Ray tasks on a Ray "
+                         "cluster (same results; needs ray)")
+    ap.add_argument("--ray-address", metavar="ADDR",
+                    help="--backend ray: 'auto' or host:port of a running cluster (default: a local Ray)")
     ap.add_argument("--json", action="store_true", help="print machine-readable results to stdout")
     ap.add_argument("--records", metavar="FILE", help="write every game as smear-record/1 JSON lines")
     ap.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS,
@@ -128,6 +133,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"--max-hands must be >= 1, not {args.max_hands}")
     if args.seed < 0:
         ap.error(f"--seed must be >= 0, not {args.seed}")
+    if args.backend == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            ap.error('--backend ray needs ray: pip install -c constraints/rllib.txt "smear-rl[rllib]"')
+    elif args.ray_address:
+        ap.error("--ray-address is only used with --backend ray")
     tournament = args.tournament or len(args.agents) > 2
     if len(args.agents) < 2:
         ap.error("give two agents (TEAM_A TEAM_B), or several with --tournament")
@@ -170,11 +182,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             if tournament:
                 res = run_tournament(args.agents, args.games, rules, args.seed, args.workers, args.max_hands,
-                                     anchor=args.anchor, records=write, progress=advance)
+                                     anchor=args.anchor, records=write, progress=advance,
+                                     backend=args.backend, ray_address=args.ray_address)
                 summary = res.summary()
             else:
                 summary = run_match(args.agents[0], args.agents[1], args.games, rules, args.seed,
-                                    args.workers, args.max_hands, records=write, progress=advance).summary()
+                                    args.workers, args.max_hands, records=write, progress=advance,
+                                    backend=args.backend, ray_address=args.ray_address).summary()
     except BotError as e:  # a protocol bot failed: the match stops, finished games are kept
         kept = f"\nthe finished games are in {args.records}" if args.records else ""
         err.print(f"smear-eval: match stopped: {e}{kept}", markup=False, highlight=False)

@@ -41,6 +41,7 @@ from .results import TAG_BOOT, GameStats, MatchResult, TournamentResult, aggrega
 
 DEFAULT_MAX_HANDS = 200
 DEFAULT_GAMES = 200
+BACKENDS = ("local", "ray")
 _TAG_DEAL, _TAG_DEALER = 1, 2
 
 TeamSpec = str | Callable[[], Agent]
@@ -195,6 +196,8 @@ def run_match(
     max_hands: int = DEFAULT_MAX_HANDS,
     records: Callable[[dict[str, Any]], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> MatchResult:
     """Duplicate match of ``games`` games (``games / 2`` pairs) between two teams.
 
@@ -202,7 +205,12 @@ def run_match(
     :func:`smear_env.agents.registry.make_agent`) or a zero-argument factory returning an agent (with
     ``workers > 1`` it must be picklable). Each game's ``smear-record/1`` dict is passed to ``records``
     in order; ``progress(n)`` is called after each pair with the number of games it finished (2).
+    ``backend="ray"`` plays the pairs as Ray tasks (:mod:`smear_env.evaluation.ray_backend`; ``workers``
+    unused; the cluster at ``ray_address``, or a local Ray): the same result as ``"local"`` for one seed.
     """
+    if backend not in BACKENDS:
+        allowed = ", ".join(map(repr, BACKENDS))
+        raise ValueError(f"backend {backend!r} is not allowed; allowed values: {allowed}")
     if isinstance(games, bool) or not isinstance(games, int) or games < 2 or games % 2:
         raise ValueError(f"games must be an even integer >= 2 (duplicate pairs of games), not {games!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -230,7 +238,12 @@ def run_match(
     runner = _PairRunner(team_a, team_b, rules, seed, max_hands, want_records)
     name_a, name_b = runner.a[0].name, runner.b[0].name
     try:
-        if workers == 1:
+        if backend == "ray":
+            from .ray_backend import run_pairs
+
+            for out in run_pairs(team_a, team_b, rules, seed, max_hands, want_records, n_pairs, ray_address):
+                take(out)
+        elif workers == 1:
             for p in range(n_pairs):
                 take(runner.run(p))
         else:
@@ -264,6 +277,8 @@ def run_tournament(
     records: Callable[[dict[str, Any]], None] | None = None,
     progress: Callable[[int], None] | None = None,
     n_boot: int = 500,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> TournamentResult:
     """Every pair of ``players`` plays a duplicate match of ``games`` games (the same deal sequences for
     every matchup); ratings are a Bradley-Terry fit anchored at ``anchor`` (default ``random`` if
@@ -281,7 +296,7 @@ def run_tournament(
     for i in range(len(players)):
         for j in range(i + 1, len(players)):
             matches[(i, j)] = run_match(players[i], players[j], games, rules, seed, workers, max_hands,
-                                        records, progress)
+                                        records, progress, backend, ray_address)
     rng = np.random.default_rng(np.random.SeedSequence([seed, TAG_BOOT, 1]))
     ratings = rate_players(players, {k: m.pair_scores for k, m in matches.items()}, rng,
                            anchor=players.index(anchor), n_boot=n_boot)

@@ -26,6 +26,7 @@ ALGORITHMS: dict[str, str] = {
     "ppo": "training.algorithms.ppo:PPOTrainer",
     "maskable_ppo": "training.algorithms.maskable_ppo:MaskablePPOTrainer",
     "vector_ppo": "training.algorithms.vector_ppo:VectorPPOTrainer",
+    "rllib_ppo": "training.algorithms.rllib_ppo:RLlibPPOTrainer",
 }
 
 
