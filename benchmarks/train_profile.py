@@ -12,7 +12,8 @@ Usage::
 Each category is timed by wrapping its functions with a timer that counts *exclusive* time (a wrapped
 call inside another, e.g. the engine's legal actions inside the observation encoder, is counted once, in
 its own category). "bookkeeping" is what is left of the rollout (the trainer's Python loop, trajectories,
-rewards, game set-up); "PPO update" is the update step (forward + backward + Adam over the epochs).
+rewards, game set-up; for ``ppo`` also the table layer's own work); "PPO update" is the update step
+(forward + backward + Adam over the epochs).
 Rates are learner decisions (the trained-on samples) per second of wall clock and of process CPU time;
 the wrappers add about a microsecond per call. ``--cprofile N`` also prints cProfile's top N functions.
 """
@@ -62,12 +63,14 @@ def instrument(algorithm: str) -> None:
     _patch(SmearPolicy, "act", "network forward (rollout)")
     _patch(ppo.PPOTrainer, "iterate", "PPO update")
     if algorithm == "ppo":
+        from smear_env import table
         from smear_env.game import Game
 
-        for name in ("apply", "legal_actions", "start_next_hand", "__init__"):
+        for name in ("apply", "legal_actions", "start_next_hand", "_deal_hand", "__init__"):
             _patch(Game, name, "engine")
-        _patch(ppo, "agent_action", "baseline agents")
-        _patch(ppo, "observe", "observation encoding")
+        _patch(table, "agent_action", "baseline agents")
+        for name in ("encode_game", "action_mask"):
+            _patch(table, name, "observation encoding")
         _patch(ppo.PPOTrainer, "collect", "bookkeeping")
     elif algorithm == "vector_ppo":
         from smear_env.vector import VectorGame

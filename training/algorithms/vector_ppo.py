@@ -25,11 +25,13 @@ reward.
 
 Trajectory bookkeeping is numpy arrays indexed by (lane, seat): each stored decision links to the same
 seat's next decision; a reward lands on the seat's last decision. Episodes still open when a rollout is
-full carry over whole to the next rollout (their stored log-probabilities keep the PPO ratio exact), as in
-native ``ppo``, so no bootstrapping is needed. The PPO update itself is native ``ppo``'s. With ``game``
-episodes most of a game's decisions are open at a rollout's end (about 100k over 256 games) and the
-carry-over copies them each rollout: measured about 10x fewer decisions per CPU second than ``hand``
-episodes (checkpoints/README.md).
+full: with ``hand`` episodes (a few decisions per seat) they carry over whole to the next rollout (their
+stored log-probabilities keep the PPO ratio exact), as in native ``ppo``, so no bootstrapping is needed.
+With ``game`` episodes most of a game's decisions would be open (about 100k over 256 games; carrying them
+was measured about 10x slower), so the rollout is cut instead: each open seat's last decision is
+bootstrapped with the value of that seat's current view (``VectorGame.observe(seats)``), and the seat's
+next decision starts a new trajectory (rewards in between are left to that bootstrap value, as in any
+truncated PPO rollout). The PPO update itself is native ``ppo``'s.
 """
 
 from __future__ import annotations
@@ -185,7 +187,8 @@ class VectorPPOTrainer(PPOTrainer):
         bids = passes = bid_sum = 0
         win_w = 1.0 if env.reward == "win" else env.win_bonus
         score_w = env.score_scale if env.reward == "score" else 0.0
-        while self.ready < target:
+        cut = env.episode == "game"  # rollouts are cut and bootstrapped instead of carrying episodes over
+        while (self.n if cut else self.ready) < target:
             seat = vg.to_act
             who = self.ctrl[ar, seat]
             obs = vg.observe()
@@ -243,20 +246,40 @@ class VectorPPOTrainer(PPOTrainer):
                 self._seat_games(new)
         st["bid_rate"] = bids / max(1, bids + passes)
         st["avg_bid"] = bid_sum / max(1, bids)
-        return self._take_finished()
+        return self._take_finished(cut)
 
-    def _take_finished(self) -> dict[str, np.ndarray]:
+    def _bootstrap_values(self) -> np.ndarray:
+        """Per buffer entry: the value of the seat's current view for each open seat's last decision, else
+        0."""
+        boot = np.zeros(self.n, dtype=np.float32)
+        lanes_all = self.vg.num_games
+        with torch.no_grad():
+            for s in range(4):
+                lanes = np.flatnonzero(self.last[:, s] >= 0)
+                if lanes.size:
+                    obs = self.vg.observe(np.full(lanes_all, s, dtype=np.int64))[lanes]
+                    boot[self.last[lanes, s]] = self.policy.value(torch.from_numpy(obs)).numpy()
+        return boot
+
+    def _take_finished(self, cut: bool = False) -> dict[str, np.ndarray]:
         """The finished episodes' decisions with advantages and returns (GAE over each seat's chain of
-        decisions); the open episodes stay in the buffer for the next rollout."""
+        decisions); the open episodes stay in the buffer for the next rollout, or with ``cut`` are
+        bootstrapped (see the module docstring) and taken too."""
         b, n = self.buf, self.n
-        open_eps = self.ep_of[self.last >= 0]
-        keep = np.isin(b["ep"][:n], open_eps)
+        if cut:
+            boot = self._bootstrap_values()
+            keep = np.zeros(n, dtype=bool)
+            self.last[:] = -1
+            self.chain[:] = 0
+        else:
+            boot = np.zeros(n, dtype=np.float32)
+            keep = np.isin(b["ep"][:n], self.ep_of[self.last >= 0])
         fin = np.flatnonzero(~keep)
         a = self.cfg.algorithm
         val, rew, nxt = b["val"][:n], b["rew"][:n], b["nxt"][:n]
         adv = np.zeros(n, dtype=np.float32)
         gl = a.gamma * a.gae_lambda
-        nv = np.where(nxt >= 0, val[np.maximum(nxt, 0)], 0.0).astype(np.float32)
+        nv = np.where(nxt >= 0, val[np.maximum(nxt, 0)], boot).astype(np.float32)
         delta = (rew + a.gamma * nv - val).tolist()
         nxt_l = nxt.tolist()
         adv_l = [0.0] * n
