@@ -9,6 +9,7 @@
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
 #   make test-tianshou  Tianshou venv (.venv-tianshou): the test suite + examples/tianshou_dqn.py
+#   make test-frameworks  both venvs: their integration tests, then every example (CI runs this)
 #   make examples       every examples/*.py with a tiny budget, each in its framework's venv
 #   make clean  remove caches and build output (make distclean also removes .venv)
 #
@@ -31,7 +32,7 @@ STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
 .PHONY: help venv install run test lint bench clean distclean browser dist test-wheel docs docs-serve \
-	test-rllib test-tianshou examples
+	test-rllib test-tianshou test-frameworks examples
 
 help:
 	@sed -n 's/^#   make /  make /p' Makefile
@@ -113,6 +114,15 @@ test-rllib: .venv-rllib/.installed
 test-tianshou: .venv-tianshou/.installed
 	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
+
+# CI: each framework's integration tests in its own venv (the whole suite there: test-rllib / test-tianshou),
+# then every example.
+test-frameworks: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
+	.venv-rllib/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
+		tests/test_integrations_rllib.py tests/test_integrations_ray.py
+	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
+		tests/test_integrations_tianshou.py
+	$(MAKE) examples
 
 examples: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
 	$(BIN)/python examples/sb3_maskable_ppo.py --steps 2048
