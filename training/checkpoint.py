@@ -1,24 +1,10 @@
-"""Checkpoints without pickle: safetensors for every tensor, JSON metadata in the safetensors header.
+"""Writing checkpoints (and their torch side): safetensors for every tensor, JSON metadata in the header.
 
-Tensor names: ``policy.<param>`` (the :class:`~training.policy.SmearPolicy` state dict), and in training
-checkpoints also ``optim.<i>.<key>`` (Adam state), ``pool.<k>.<param>`` (frozen snapshots of the opponent
-pool) and ``rng.torch``. The header's ``smear`` entry is a JSON object::
-
-    format            "smear-checkpoint/1"
-    env_version       "smear_v0"
-    obs_size          OBS_SIZE of smear_env.observation
-    obs_layout_hash   sha256 of the observation layout (term names, sizes, kinds, in order)
-    num_actions       72
-    rules             the SmearRules options the policy was trained on
-    network           {"hidden_sizes": [...], "activation": ...}
-    algorithm         e.g. "ppo"
-    step              learner decisions trained
-    training          the resolved training config (dict)
-    state             (training checkpoints) optimizer param groups, numpy RNG state, counters
-
-Reading, compatibility checks and the numpy player (:func:`load_agent`) live in
-:mod:`smear_env.agents.checkpoint` (no torch needed to play); this module writes checkpoints and holds the
-torch side.
+The file format (tensor names, the header's ``smear`` metadata object) is specified in
+:mod:`smear_env.agents.checkpoint`, which also reads checkpoints, checks them against the environment and
+plays them with numpy (no torch needed to play). This module writes them atomically (:func:`save_tensors`,
+:func:`base_metadata`), loads a policy's weights as torch tensors (:func:`load_policy_state`) and exports
+the policy alone from a training checkpoint (:func:`export_policy`).
 """
 
 from __future__ import annotations
