@@ -127,6 +127,28 @@ class SmearPolicy(nn.Module):
         return {"hidden_sizes": self.hidden_sizes, "activation": self.activation}
 
 
+class ForeignModelPolicy:
+    """Mixin for trainers whose network lives in another library's model (SB3, RLlib): the
+    :class:`SmearPolicy` view of it for evaluation and for the imitation warm start. A subclass has
+    ``cfg`` (its TrainConfig) and defines :meth:`policy_state`; its ``after_warm_start`` copies
+    ``self._warm`` back."""
+
+    cfg: Any
+    _warm: SmearPolicy | None = None
+
+    def policy_state(self) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def eval_policy(self) -> SmearPolicy:
+        pol = SmearPolicy(self.cfg.network.hidden_sizes, self.cfg.network.activation)
+        pol.load_state_dict(self.policy_state())
+        return pol.eval()
+
+    def warm_start_policy(self) -> SmearPolicy:
+        self._warm = self.eval_policy().train()
+        return self._warm
+
+
 def to_sb3_state_dict(sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     out = {}
     for k, v in sd.items():

@@ -28,7 +28,7 @@ from smear_env.agents.checkpoint import NumpyPolicy
 from smear_env.config import SmearRules
 
 from ..config import TrainConfig
-from ..policy import SmearPolicy, from_sb3_state_dict, obs_scale, to_sb3_state_dict
+from ..policy import ForeignModelPolicy, from_sb3_state_dict, obs_scale, to_sb3_state_dict
 from ..selfplay import SELF, SNAPSHOT, OpponentPool, make_baseline
 from .resume_state import restore_trainer_state, trainer_state
 
@@ -158,7 +158,7 @@ class _GELUTanh(torch.nn.GELU):
         super().__init__(approximate="tanh")
 
 
-class MaskablePPOTrainer:
+class MaskablePPOTrainer(ForeignModelPolicy):
     name = "maskable_ppo"
 
     def __init__(self, cfg: TrainConfig, rng: np.random.Generator) -> None:
@@ -193,15 +193,6 @@ class MaskablePPOTrainer:
     # the canonical (SmearPolicy) view of the SB3 policy
     def policy_state(self) -> dict[str, torch.Tensor]:
         return from_sb3_state_dict(self.model.policy.state_dict())
-
-    def eval_policy(self) -> SmearPolicy:
-        pol = SmearPolicy(self.cfg.network.hidden_sizes, self.cfg.network.activation)
-        pol.load_state_dict(self.policy_state())
-        return pol.eval()
-
-    def warm_start_policy(self) -> SmearPolicy:
-        self._warm = self.eval_policy().train()
-        return self._warm
 
     def after_warm_start(self) -> None:
         self.model.policy.load_state_dict(to_sb3_state_dict(self._warm.state_dict()), strict=False)

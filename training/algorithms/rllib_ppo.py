@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ..config import ConfigError, TrainConfig
-from ..policy import SmearPolicy, obs_scale
+from ..policy import ForeignModelPolicy, SmearPolicy, obs_scale
 
 MODULE_ID = "shared"
 
@@ -66,7 +66,7 @@ def from_smear_state_dict(sd: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
     return out
 
 
-class RLlibPPOTrainer:
+class RLlibPPOTrainer(ForeignModelPolicy):
     """The trainer protocol of :mod:`training.train` on an RLlib ``Algorithm``."""
 
     name = "rllib_ppo"
@@ -137,15 +137,6 @@ class RLlibPPOTrainer:
 
     def policy_state(self) -> dict[str, torch.Tensor]:
         return to_smear_state_dict(self._rllib_weights())
-
-    def eval_policy(self) -> SmearPolicy:
-        pol = SmearPolicy(self.cfg.network.hidden_sizes, self.cfg.network.activation)
-        pol.load_state_dict(self.policy_state())
-        return pol.eval()
-
-    def warm_start_policy(self) -> SmearPolicy:
-        self._warm = self.eval_policy().train()
-        return self._warm
 
     def after_warm_start(self) -> None:
         assert self._warm is not None
