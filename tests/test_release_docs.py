@@ -91,3 +91,13 @@ def test_every_page_is_in_the_nav_and_linked_from_the_readme():
         assert re.search(rf":\s+{re.escape(page)}$", nav, re.M), f"docs/{page} is not in mkdocs.yml's nav"
         assert f"(docs/{page})" in readme, f"README.md does not link docs/{page}"
     assert "\nsite/\n" in (ROOT / ".gitignore").read_text()
+
+
+def test_model_card_relative_links_become_paths_under_checkpoints():
+    """A model card's relative link (e.g. a training curve next to it) is not a link the site could follow:
+    the agents page shows it as a path under checkpoints/ (mkdocs --strict fails on a dangling link)."""
+    page = docgen.render("<!-- smear:model_cards -->")
+    for target in re.findall(r"\]\(([^)\s]+)\)", page):
+        assert re.match(r"[a-z]+:|#", target), f"relative link {target!r} left in the agents page"
+    if "scratch_20min_win_rate.png" in page:
+        assert "`checkpoints/scratch_20min_win_rate.png`" in page

@@ -29,6 +29,8 @@ from typing import Any
 
 MARKER = re.compile(r"<!-- smear:([a-z_]+) -->")
 OUTSIDE_LINK = re.compile(r"\[([^\]]+)\]\(\.\./([^)\s]+)\)")
+# a relative link inside a model card (relative to checkpoints/, e.g. a training curve next to the card)
+CARD_LINK = re.compile(r"\]\((?![a-z]+:|#|/|\.\./)([^)\s]+)\)")
 
 
 def _outside_link(m: re.Match[str]) -> str:
@@ -248,13 +250,14 @@ def shipped_agents() -> str:
 
 
 def model_cards() -> str:
-    """Every shipped agent's model card, headings moved two levels down."""
+    """Every shipped agent's model card, headings moved two levels down; its relative links point into
+    ``checkpoints/`` (then shown as paths, like every link to a file outside ``docs/``)."""
     from smear_env.agents.shipped import SHIPPED_AGENTS, model_card
 
     parts = []
     for name in SHIPPED_AGENTS:
         card = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", model_card(name), flags=re.M)
-        parts.append(card.strip())
+        parts.append(CARD_LINK.sub(r"](../checkpoints/\1)", card).strip())
     return "\n\n".join(parts)
 
 
