@@ -80,6 +80,8 @@ def instrument(algorithm: str) -> None:
             _patch(VectorGame, name, "engine")
         _patch(VectorGame, "observe", "observation encoding")
         _patch(vector_ppo, "random_actions", "baseline agents")
+        _patch(vector_ppo, "decode_batch", "baseline agents")  # the heuristic's views
+        _patch(vector_ppo.HeuristicAgent, "act_view", "baseline agents")
         _patch(vector_ppo.VectorPPOTrainer, "collect", "bookkeeping")
     else:
         raise SystemExit(f"error: algorithm {algorithm!r}: only ppo and vector_ppo are profiled")

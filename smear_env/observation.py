@@ -338,6 +338,84 @@ def decode(vec: np.ndarray, mask: np.ndarray | None = None) -> PlayerView:
     return _replace_legal(view, legal)
 
 
+def _batch_one_hot(obs: np.ndarray, start: int, n: int) -> list[int | None]:
+    block = obs[:, start : start + n] > 0.5
+    idx = block.argmax(axis=1)
+    return [int(i) if h else None for i, h in zip(idx.tolist(), block.any(axis=1).tolist(), strict=True)]
+
+
+def _batch_bits(obs: np.ndarray, start: int, n: int = NUM_CARDS) -> list[int]:
+    bits = np.packbits(obs[:, start : start + n] > 0.5, axis=1, bitorder="little")
+    padded = np.zeros((bits.shape[0], 8), dtype=np.uint8)
+    padded[:, : bits.shape[1]] = bits
+    return padded.view("<u8")[:, 0].tolist()
+
+
+def decode_batch(obs: np.ndarray, mask: np.ndarray) -> list[PlayerView]:
+    """:func:`decode` of each row of ``obs`` (``(n, OBS_SIZE)``) with the legal actions from the rows of
+    ``mask``: the same views, about 20x faster per row (the batched engine's heuristic opponents use it).
+    Unlike :func:`decode` it does not check that one-hot terms have at most one bit set."""
+    obs = np.asarray(obs)
+    mask = np.asarray(mask)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or mask.shape != (obs.shape[0], NUM_ACTIONS):
+        raise ValueError(f"decode_batch: need obs (n, {OBS_SIZE}) and mask (n, {NUM_ACTIONS}), got "
+                         f"{obs.shape} and {mask.shape}")
+    n = obs.shape[0]
+    if n == 0:
+        return []
+    phase = _batch_one_hot(obs, PHASE, NUM_PHASES)
+    if None in phase:
+        raise ValueError("observation term 'phase' has no bit set; is this an observation vector?")
+    to_act = _batch_one_hot(obs, TO_ACT, 4)
+    dealer = _batch_one_hot(obs, DEALER, 4)
+    ks = _batch_one_hot(obs, KITTY_SIZE, MAX_KITTY + 1)
+    bid_cols = []
+    for r in range(4):
+        b = _batch_one_hot(obs, BIDS + NUM_BID_STATES * r, NUM_BID_STATES)
+        bid_cols.append([None if x in (None, 0) else 0 if x == 1 else x - 2 + MIN_BID for x in b])
+    bids = list(zip(*bid_cols, strict=True))
+    contract = _batch_one_hot(obs, CONTRACT, NUM_CONTRACTS)
+    leader = _batch_one_hot(obs, TRICK_LEADER, 4)
+    trick_cards = [_batch_one_hot(obs, TRICK + 32 * r, NUM_CARDS) for r in range(4)]
+    scores = obs[:, SCORES : SCORES + 2].astype(np.int64).tolist()
+    target = obs[:, TARGET].astype(np.int64).tolist()
+    hand = _batch_bits(obs, HAND)
+    bidder = _batch_one_hot(obs, BIDDER, 4)
+    trump = _batch_one_hot(obs, TRUMP_, NUM_SUITS)
+    kitty = _batch_bits(obs, KITTY)
+    discards = _batch_bits(obs, DISCARDS)
+    played = list(zip(*(_batch_bits(obs, PLAYED_BY + 32 * r) for r in range(4)), strict=True))
+    won = list(zip(_batch_bits(obs, WON), _batch_bits(obs, WON + 32), strict=True))
+    voids = list(zip(*(_batch_bits(obs, VOIDS + 4 * r, 4) for r in range(4)), strict=True))
+    sizes = obs[:, HAND_SIZES : HAND_SIZES + 4].astype(np.int64).tolist()
+    rows, cols = np.nonzero(mask)
+    legal: list[tuple[int, ...]] = [()] * n
+    if rows.size:
+        splits = np.flatnonzero(np.diff(rows)) + 1
+        for r0, acts in zip(rows[np.r_[0, splits]].tolist(), np.split(cols, splits), strict=True):
+            legal[r0] = tuple(acts.tolist())
+    views = []
+    for i in range(n):
+        ld = leader[i]
+        trick: list[int] = []
+        if ld is not None:
+            for k in range(4):
+                c = trick_cards[(ld + k) & 3][i]
+                if c is None:
+                    break
+                trick.append(c)
+        views.append(PlayerView(
+            seat=0, phase=Phase(phase[i]), to_act=to_act[i], dealer=dealer[i] if dealer[i] is not None else 0,
+            scores=(scores[i][0], scores[i][1]), target_score=target[i],
+            kitty_size=ks[i] if ks[i] is not None else 0, hand=hand[i], bids=bids[i],  # type: ignore[arg-type]
+            bidder=bidder[i], contract=None if contract[i] is None else contract[i] + MIN_BID,
+            trump=trump[i], kitty=kitty[i], discards=discards[i], played_by=played[i],  # type: ignore[arg-type]
+            won_by_team=won[i], trick_leader=ld, trick=tuple(trick), voids=voids[i],  # type: ignore[arg-type]
+            hand_sizes=tuple(sizes[i]), legal_actions=legal[i],  # type: ignore[arg-type]
+        ))
+    return views
+
+
 def _replace_legal(view: PlayerView, legal: tuple[int, ...]) -> PlayerView:
     from dataclasses import replace
 

@@ -115,6 +115,28 @@ def test_known_values_of_a_fresh_game():
     assert not vec[O.SLICES["trump"]].any()
 
 
+def test_decode_batch_equals_decode_row_by_row():
+    """decode_batch (the batched engine's heuristic opponents) gives decode's exact views, every observer
+    and every phase, legal actions from the mask; off-turn rows get ()."""
+    obs, masks = [], []
+    for g in random_states(12, seed=5):
+        for s in range(4):
+            o = O.observe(g, s)
+            obs.append(o["observation"])
+            masks.append(o["action_mask"])
+    obs_a, mask_a = np.stack(obs), np.stack(masks).astype(bool)
+    views = O.decode_batch(obs_a, mask_a)
+    assert len(views) == len(obs) > 1000
+    for vec, m, v in zip(obs, masks, views, strict=False):
+        assert v == O.decode(vec, m)
+    assert any(v.legal_actions == () for v in views) and any(len(v.legal_actions) > 3 for v in views)
+    assert O.decode_batch(obs_a[:0], mask_a[:0]) == []
+    with pytest.raises(ValueError, match="decode_batch"):
+        O.decode_batch(obs_a[:3], mask_a[:2])
+    with pytest.raises(ValueError, match="phase"):
+        O.decode_batch(np.zeros((1, O.OBS_SIZE), np.float32), np.zeros((1, NUM_ACTIONS), bool))
+
+
 def test_decode_rejects_bad_input():
     with pytest.raises(ValueError, match="shape"):
         O.decode(np.zeros(10, dtype=np.float32))

@@ -10,7 +10,7 @@ import torch
 
 from smear_env.agents.checkpoint import load_agent, read_checkpoint
 from smear_env.config import SmearRules
-from training.config import load_config
+from training.config import ConfigError, load_config
 from training.train import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,3 +203,44 @@ def test_imitation_warm_start_clones_teacher(tmp_path):
     assert main([*TINY, "--set", "imitation.teacher=heuristic", "--set", "imitation.decisions=300",
                  "--set", "imitation.workers=1", "--set", "imitation.epochs=1", "--run-dir", str(run)]) == 0
     assert '"imitation"' in (run / "train.log").read_text()
+
+
+def test_batched_imitation_rows_are_the_teachers_whole_hands():
+    """generate_batched: each row's label is the heuristic's action on that row's observation (also with
+    epsilon exploration, where the played action may differ); each return is the scaled point difference of
+    the row's hand for the decider's team (a multiple of 1/4, |d| <= 8); rows come in whole hands, so over a
+    lane's hand the two teams' returns are opposite and the sum of all returns is 0; config checks."""
+    from smear_env.agents.heuristic import HeuristicAgent
+    from smear_env.observation import decode
+    from smear_env.vector import VectorGame
+    from training.algorithms.imitation import generate_batched
+
+    rules = SmearRules(target_score=5, kitty_size=2)
+    data = generate_batched("heuristic", rules, 3000, seed=3, epsilon=0.3, lanes=16)
+    n = len(data["act"])
+    assert 2000 < n <= 3000 + 16 and data["obs"].shape == (n, 493)
+    assert data["mask"][np.arange(n), data["act"]].all()
+    h = HeuristicAgent(rules)
+    for i in range(0, n, 7):
+        assert data["act"][i] == h.act_view(decode(data["obs"][i], data["mask"][i]))
+    r4 = data["ret"] * 4
+    assert np.all(np.abs(r4) <= 8) and np.all(r4 == np.round(r4)) and (r4 != 0).mean() > 0.9
+    # one lane, no exploration: replay the labels on a VectorGame of the same seed, hand by hand
+    one = generate_batched("heuristic", rules, 400, seed=9, lanes=1)
+    vg = VectorGame(1, rules, seed=int(np.random.default_rng(9).integers(2**62)))
+    want, hand = [], []
+    for a in one["act"].tolist():
+        assert vg.legal_mask()[0, a]
+        hand.append(int(vg.to_act[0]))
+        res = vg.step(np.array([a]))
+        if res.hand_over[0] or res.thrown_in[0]:
+            want += [float(res.reward_score[0, s]) * 0.25 if res.hand_over[0] else 0.0 for s in hand]
+            hand = []
+    assert hand == [] and len(want) == len(one["ret"]) > 100
+    np.testing.assert_array_equal(one["ret"], np.array(want, dtype=np.float32))
+    rnd = generate_batched("random", rules, 500, seed=3, lanes=8)
+    assert len(rnd["act"]) > 0 and rnd["mask"][np.arange(len(rnd["act"])), rnd["act"]].all()
+    with pytest.raises(ValueError, match="teacher 'pimc'"):
+        generate_batched("pimc", rules, 10, seed=0)
+    with pytest.raises(ConfigError, match="imitation.batched"):
+        load_config(QUICK, ["imitation.teacher=pimc", "imitation.batched=true"])

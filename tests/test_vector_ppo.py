@@ -100,19 +100,47 @@ def test_vector_ppo_trains_resumes_and_plays_with_numpy(tmp_path):
     np.testing.assert_array_equal(got, want)
 
 
+def test_heuristic_opponent_seats_play_the_heuristic():
+    """selfplay.opponents heuristic: the opponent team of those games is HeuristicAgent on each seat's own
+    view (decode_batch of the lane's observation), so every opponent decision equals the heuristic's; the
+    learner's decisions are the only ones stored."""
+    from smear_env.agents.heuristic import HeuristicAgent
+    from smear_env.observation import decode
+    from training.algorithms import vector_ppo as vp
+
+    tr = _trainer("selfplay.opponents={self: 0, random: 0, heuristic: 1}", "rules.target_score=5")
+    assert (tr.lane_kind == vp.HEUR).all()
+    seen, real_step = [], tr.vg.step
+    h = HeuristicAgent(tr.rules)
+
+    def step(actions):
+        seat = tr.vg.to_act
+        obs, mask = tr.vg.observe(), tr.vg.legal_mask()
+        for lane in np.flatnonzero(tr.ctrl[np.arange(len(seat)), seat] == vp.HEUR).tolist():
+            seen.append(int(actions[lane]) == h._choose(decode(obs[lane], mask[lane]),
+                                                        tuple(np.flatnonzero(mask[lane]).tolist())))
+        return real_step(actions)
+
+    tr.vg.step = step
+    batch = tr.collect(512)
+    assert len(seen) > 400 and all(seen)
+    assert len(batch["act"]) >= 512
+    assert tr._stats.get("win_heuristic_n", 0) >= 0 and tr._stats["hands"] > 0
+
+
 def test_vector_ppo_config_errors():
     from training.algorithms.vector_ppo import VectorPPOTrainer
 
-    with pytest.raises(ConfigError, match="'heuristic' not available with algorithm 'vector_ppo'"):
-        load_config(QUICK, ["algorithm.name=vector_ppo"], "tiny")  # quickstart plays the heuristic
-    cfg = load_config(QUICK, ["algorithm.name=vector_ppo", "selfplay.opponents.heuristic=0"], "tiny")
-    cfg.selfplay.opponents["heuristic"] = 0.5  # built without validation: the trainer refuses it too
-    with pytest.raises(ConfigError, match="'heuristic' not available"):
+    with pytest.raises(ConfigError, match="'pimc' not available with algorithm 'vector_ppo'"):
+        load_config(QUICK, ["algorithm.name=vector_ppo", "selfplay.opponents.pimc=0.1"], "tiny")
+    cfg = load_config(QUICK, ["algorithm.name=vector_ppo"], "tiny")
+    cfg.selfplay.opponents["pimc"] = 0.5  # built without validation: the trainer refuses it too
+    with pytest.raises(ConfigError, match="'pimc' not available"):
         VectorPPOTrainer(cfg, np.random.default_rng(0))
     with pytest.raises(ConfigError, match="env.score_scale"):
         load_config(QUICK, [*VEC, "env.score_scale=0"])
     with pytest.raises(ConfigError, match="network.shared_trunk"):
-        load_config(QUICK, ["network.shared_trunk=true"])
+        load_config(QUICK, ["algorithm.name=ppo"])  # the quickstart's network has a shared trunk
     assert load_config(QUICK, ["env.score_scale=1.0"]).env.score_scale == 1.0  # every algorithm reads it
 
 
@@ -129,3 +157,37 @@ def test_plot_reads_evaluations_and_writes_png(tmp_path, capsys):
     assert (tmp_path / "win_rate.png").read_bytes()[:4] == b"\x89PNG"
     assert plot_main([str(tmp_path / "missing")]) == 2
     assert "no train.log" in capsys.readouterr().err
+
+
+def test_init_from_starts_from_the_checkpoint_weights_and_records_it(tmp_path, capsys):
+    """init_from: the new run's step-0 policy equals the source checkpoint's weights (vector_ppo from a
+    native ppo checkpoint); the source is named in every checkpoint's metadata, also after --resume; a
+    network that does not fit, a missing file and init_from together with a teacher are config errors."""
+    src = tmp_path / "src"
+    base = ["--config", QUICK, "--variant", "tiny", "--set", "rules.target_score=5",
+            "--set", "selfplay.opponents={self: 0.5, random: 0.5, heuristic: 0}"]
+    assert main([*base, "--set", "total_timesteps=300", "--run-dir", str(src)]) == 0
+    src_ckpt = src / "checkpoints" / "latest.safetensors"
+    src_t = read_checkpoint(src_ckpt)[0]
+    run = tmp_path / "run"
+    args = [*base, "--set", "algorithm.name=vector_ppo", "--set", f"init_from={src_ckpt}",
+            "--set", "total_timesteps=300", "--set", "output.checkpoint_interval=100",
+            "--set", "output.keep_checkpoints=0", "--run-dir", str(run)]
+    assert main([*args, "--set", "total_timesteps=1", "--set", "algorithm.learning_rate=1e-12"]) == 0
+    first = sorted((run / "checkpoints").glob("step_*.safetensors"))[0]
+    t, meta = read_checkpoint(first)
+    for k, v in src_t.items():
+        if k.startswith("policy."):
+            np.testing.assert_allclose(t[k], v, atol=1e-6)
+    assert meta["init_from"]["path"] == str(src_ckpt) and meta["init_from"]["step"] >= 300
+    assert main(["--run-dir", str(run), "--resume", "--set", "total_timesteps=400"]) == 0
+    resumed = read_checkpoint(run / "checkpoints" / "latest.safetensors")[1]
+    assert resumed["init_from"]["path"] == str(src_ckpt)
+    capsys.readouterr()
+    assert main([*args, "--set", "network.hidden_sizes=[16]", "--run-dir", str(tmp_path / "bad")]) == 2
+    assert "'init_from'" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+    assert main([*args, "--set", "init_from=nope.safetensors", "--run-dir", str(tmp_path / "bad")]) == 2
+    assert "neither a checkpoint file nor a shipped agent" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+    with pytest.raises(ConfigError, match="choose one warm start"):
+        load_config(QUICK, [f"init_from={src_ckpt}"])

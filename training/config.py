@@ -161,7 +161,10 @@ class ImitationConfig:
     epsilon: float = 0.0
     """Fraction of teacher decisions replaced by a random legal action while recording (wider coverage)."""
     workers: int = 2
-    """Processes that record teacher games."""
+    """Processes that record teacher games (not used with ``batched``)."""
+    batched: bool = False
+    """Record the teacher on the batched engine in the training process (teacher "heuristic" or "random"
+    only; about 3x faster than two worker processes) instead of ``workers`` processes of table games."""
 
 
 @dataclass
@@ -243,6 +246,11 @@ class TrainConfig:
     0.27 ms with 1 thread, 12 ms with 2 threads under load); use the second core for a second process."""
     seed: int = 0
     """Seed of every generator of the run (games, opponents, network init)."""
+    init_from: str | None = None
+    """Start the policy (policy and value weights) from this checkpoint instead of a random initialisation:
+    a path or a shipped agent name ("default"). Its network and rules must equal this config's; the step
+    count starts at 0 and the checkpoint's own training time is recorded in the run's metadata
+    (``init_from``). Not together with ``imitation.teacher``; ignored by ``--resume``."""
 
 
 CHOICES: dict[tuple[type, str], tuple[str, ...]] = {
@@ -457,7 +465,7 @@ def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
         raise ConfigError(f"config key {key!r}: {text if len(text) <= 500 else text[:497] + '...'}") from None
 
 
-VECTOR_OPPONENTS = ("self", "snapshot", "random")
+VECTOR_OPPONENTS = ("self", "snapshot", "random", "heuristic")
 """Opponents ``vector_ppo`` can seat (batched); others must have probability 0."""
 
 
@@ -492,6 +500,16 @@ def validate(cfg: TrainConfig) -> TrainConfig:
             check_agent_spec(k, f"selfplay.opponents.{k}", cfg.rules)
     if cfg.imitation.teacher is not None:
         check_agent_spec(cfg.imitation.teacher, "imitation.teacher", cfg.rules)
+        if cfg.imitation.batched and cfg.imitation.teacher not in ("heuristic", "random"):
+            raise ConfigError(f"config key 'imitation.batched': teacher {cfg.imitation.teacher!r} cannot "
+                              f"play on the batched engine (allowed: 'heuristic', 'random'); "
+                              f"set batched: false")
+        if cfg.init_from is not None:
+            raise ConfigError("config keys 'init_from' and 'imitation.teacher': choose one warm start "
+                              "(set imitation.teacher: null to start from the checkpoint)")
+    if cfg.init_from is not None and cfg.algorithm.name in ("maskable_ppo", "rllib_ppo"):
+        raise ConfigError(f"config key 'init_from': algorithm {cfg.algorithm.name!r} does not support it "
+                          f"(allowed with: 'ppo', 'vector_ppo')")
     if not cfg.network.hidden_sizes or any(h < 1 for h in cfg.network.hidden_sizes):
         raise ConfigError(
             f"config key 'network.hidden_sizes': expected sizes >= 1, got {cfg.network.hidden_sizes}"

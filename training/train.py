@@ -92,6 +92,9 @@ class Run:
         tensors, state = trainer.state()
         meta["state"] = state
         meta["elapsed_s"] = round(elapsed, 1)
+        src = getattr(trainer, "init_source", None)
+        if src:
+            meta["init_from"] = src  # the checkpoint the run started from (config key init_from)
         all_t = {f"policy.{k}": v for k, v in trainer.policy_state().items()}
         all_t.update(tensors)
         path = self.ckpt_dir / f"step_{trainer.step}.safetensors"
@@ -111,6 +114,45 @@ class Run:
 def step_checkpoints(ckpt_dir: Path) -> list[tuple[int, Path]]:
     """(N, path) of the ``step_N.safetensors`` files of a checkpoint folder, by N."""
     return sorted((int(p.stem[5:]), p) for p in ckpt_dir.glob("step_*.safetensors") if p.stem[5:].isdigit())
+
+
+def init_from_checkpoint(trainer: Trainer, cfg: TrainConfig) -> dict[str, Any]:
+    """Load the policy weights of ``cfg.init_from`` (a path or a shipped agent name) into the trainer's
+    policy; returns what the run's metadata records of it. A checkpoint that does not fit raises
+    ConfigError naming what differs."""
+    import torch
+
+    from smear_env.agents.checkpoint import CheckpointError, check_compatible, prefixed, read_checkpoint
+    from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
+
+    spec = str(cfg.init_from)
+    path = shipped_path(spec) if spec in SHIPPED_AGENTS else Path(spec)
+    if not path.is_file():
+        names = ", ".join(map(repr, SHIPPED_AGENTS))
+        raise ConfigError(f"config key 'init_from': {spec!r} is neither a checkpoint file nor a shipped "
+                          f"agent ({names})")
+    try:
+        tensors, meta = read_checkpoint(path)
+        check_compatible(meta, path, cfg.rules, wanted="this run's config",
+                         advice="start from a checkpoint trained on these rule options")
+    except CheckpointError as e:
+        raise ConfigError(f"config key 'init_from': {e}") from None
+    net = meta.get("network") or {}
+    want = {"hidden_sizes": list(cfg.network.hidden_sizes), "activation": cfg.network.activation}
+    have = {"hidden_sizes": list(net.get("hidden_sizes", [])), "activation": net.get("activation")}
+    if have != want:
+        raise ConfigError(f"config key 'init_from': checkpoint {str(path)!r} has network {have}, this run's "
+                          f"config wants {want}")
+    weights = {k: torch.from_numpy(v.copy()) for k, v in prefixed(tensors, "policy.").items()}
+    policy = trainer.warm_start_policy()
+    try:
+        policy.load_state_dict(weights)
+    except RuntimeError as e:
+        raise ConfigError(f"config key 'init_from': checkpoint {str(path)!r} does not fit "
+                          f"network.shared_trunk={cfg.network.shared_trunk}: {str(e)[:300]}") from None
+    trainer.after_warm_start()
+    return {"path": str(path), "step": int(meta.get("step", 0)),
+            "elapsed_s": float(meta.get("elapsed_s", 0.0)), "algorithm": meta.get("algorithm")}
 
 
 def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,
@@ -133,6 +175,8 @@ def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,
             f"--resume: checkpoint {str(path)!r} does not fit this run's config (network or algorithm "
             f"changed?): {type(e).__name__}: {str(e)[:300]}"
         ) from None
+    if isinstance(meta.get("init_from"), dict):
+        trainer.init_source = meta["init_from"]  # type: ignore[attr-defined]
     return float(meta.get("elapsed_s", 0.0))
 
 
@@ -269,6 +313,11 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
             print(f"warning: skipped unreadable checkpoint {line}", file=sys.stderr)
         elapsed_before = resume_from(trainer, path, cfg, (tensors, meta))
         print(f"resumed from {path} at step {trainer.step}", file=sys.stderr)
+    if cfg.init_from and not resume and trainer.step == 0:
+        src = init_from_checkpoint(trainer, cfg)
+        trainer.init_source = src  # type: ignore[attr-defined]  # written into every checkpoint's metadata
+        print(f"started from {src['path']} (step {src['step']:,}, {src['elapsed_s']:.0f} s of training)",
+              file=sys.stderr)
     # Only now (the checkpoint fits the config) is the run folder changed.
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(dump_yaml(cfg))
@@ -293,7 +342,7 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
         try:
             m = pretrain(trainer.warm_start_policy(), im.teacher, cfg.rules, im.decisions, im.epochs,
                          im.batch_size, im.learning_rate, cfg.seed, im.workers, im.epsilon, log=run.scalars,
-                         score_scale=cfg.env.score_scale)
+                         score_scale=cfg.env.score_scale, batched=im.batched)
             trainer.after_warm_start()
             cloned = True
             run.log({"step": 0, "imitation": m})

@@ -42,7 +42,8 @@ import numpy as np
 import torch
 
 from smear_env.actions import PASS_ACTION, TRUMP_ACTION_BASE
-from smear_env.observation import OBS_SIZE
+from smear_env.agents.heuristic import HeuristicAgent
+from smear_env.observation import OBS_SIZE, decode_batch
 from smear_env.vector import VectorGame, random_actions
 
 from ..config import TrainConfig, check_vector_opponents
@@ -51,8 +52,8 @@ from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .ppo import PPOTrainer
 from .resume_state import restore_trainer_state
 
-LEARNER, RANDOM, SNAP = 0, 1, 2  # who plays a seat
-KINDS = {SELF: LEARNER, SNAPSHOT: SNAP, "random": RANDOM}
+LEARNER, RANDOM, SNAP, HEUR = 0, 1, 2, 3  # who plays a seat
+KINDS = {SELF: LEARNER, SNAPSHOT: SNAP, "random": RANDOM, "heuristic": HEUR}
 MAX_HANDS = 200
 _BUFFER_KEYS = ("obs", "mask", "act", "logp", "val", "rew", "done", "nxt", "ep")
 
@@ -74,6 +75,7 @@ class VectorPPOTrainer(PPOTrainer):
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=a.learning_rate, eps=1e-5)
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
         self._kind_codes = np.array([KINDS.get(k, LEARNER) for k in self.pool.names], dtype=np.int8)
+        self._heuristic = HeuristicAgent(cfg.rules)  # stateless between decisions: one serves every lane
         self.step = 0
         self.updates = 0
         self._stats: dict[str, float] = {}
@@ -207,6 +209,10 @@ class VectorPPOTrainer(PPOTrainer):
             rnd = np.flatnonzero(who == RANDOM)
             if rnd.size:
                 actions[rnd] = random_actions(mask[rnd], rng)
+            heu = np.flatnonzero(who == HEUR)
+            if heu.size:
+                choose = self._heuristic.act_view
+                actions[heu] = [choose(v) for v in decode_batch(obs[heu], mask[heu])]
             snp = np.flatnonzero(who == SNAP)
             if snp.size:
                 steps = self.snap_step[snp]
@@ -237,7 +243,7 @@ class VectorPPOTrainer(PPOTrainer):
                 self._end_episodes(ep_end)
             new = np.flatnonzero(ended)
             if new.size:
-                for kind, name in ((RANDOM, "random"), (SNAP, SNAPSHOT)):
+                for kind, name in ((RANDOM, "random"), (SNAP, SNAPSHOT), (HEUR, "heuristic")):
                     sel = over[self.lane_kind[over] == kind]
                     if sel.size:
                         won = res.winner[sel] == self.learner_team[sel]
