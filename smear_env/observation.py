@@ -51,10 +51,13 @@ from typing import Any
 import numpy as np
 
 from .actions import (
+    DISCARD_ACTION_BASE,
     MAX_BID,
     MIN_BID,
     NUM_ACTIONS,
     PASS_ACTION,
+    PLAY_ACTION_BASE,
+    TRUMP_ACTION_BASE,
 )
 from .cards import NUM_CARDS, NUM_SUITS
 from .game import (
@@ -414,6 +417,65 @@ def decode_batch(obs: np.ndarray, mask: np.ndarray) -> list[PlayerView]:
             hand_sizes=tuple(sizes[i]), legal_actions=legal[i],  # type: ignore[arg-type]
         ))
     return views
+
+
+# ------------------------------------------------------------------ suit canonicalisation (networks)
+# The four suits play the same role in every rule (R1-R23: no suit ranks above another; trump is chosen), so
+# a network may see every observation with its suits renamed into one canonical order and map its action
+# logits back. Terms indexed by suit: every 32-card block (card id = 8 * suit + rank) and the 4-suit blocks
+# (trump, each seat's voids); actions indexed by suit: trump choices, discards and plays.
+SUIT_PERMUTATIONS: tuple[tuple[int, ...], ...] = tuple(
+    (a, b, c, d) for a in range(4) for b in range(4) for c in range(4) for d in range(4)
+    if len({a, b, c, d}) == 4
+)
+"""The 24 suit orders; ``order[k]`` is the original suit shown as canonical suit ``k``."""
+_CARD_TERMS = ("hand", "kitty", "discards", "played_by", "won_by_team", "trick")
+_SUIT_TERMS = ("trump", "voids")
+
+
+def _suit_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    obs_src = np.empty((24, OBS_SIZE), dtype=np.int64)
+    act_dst = np.empty((24, NUM_ACTIONS), dtype=np.int64)
+    code = np.full(256, -1, dtype=np.int64)
+    for p, order in enumerate(SUIT_PERMUTATIONS):
+        code[order[0] * 64 + order[1] * 16 + order[2] * 4 + order[3]] = p
+        src = np.arange(OBS_SIZE)
+        for name in _CARD_TERMS:
+            sl = SLICES[name]
+            for base in range(sl.start, sl.stop, NUM_CARDS):
+                for k in range(NUM_SUITS):
+                    src[base + 8 * k : base + 8 * k + 8] = np.arange(8) + base + 8 * order[k]
+        for name in _SUIT_TERMS:
+            sl = SLICES[name]
+            for base in range(sl.start, sl.stop, NUM_SUITS):
+                src[base : base + NUM_SUITS] = base + np.array(order)
+        obs_src[p] = src
+        canon = [order.index(s) for s in range(NUM_SUITS)]  # original suit -> canonical suit
+        dst = np.arange(NUM_ACTIONS)
+        for s in range(NUM_SUITS):
+            dst[TRUMP_ACTION_BASE + s] = TRUMP_ACTION_BASE + canon[s]
+            for r in range(8):
+                dst[DISCARD_ACTION_BASE + 8 * s + r] = DISCARD_ACTION_BASE + 8 * canon[s] + r
+                dst[PLAY_ACTION_BASE + 8 * s + r] = PLAY_ACTION_BASE + 8 * canon[s] + r
+        act_dst[p] = dst
+    return obs_src, act_dst, code
+
+
+SUIT_OBS_SOURCE, SUIT_ACTION_TARGET, _SUIT_CODE = _suit_tables()
+"""Per suit order p: canonical observation column j is original column ``SUIT_OBS_SOURCE[p, j]``; original
+action a is canonical action ``SUIT_ACTION_TARGET[p, a]``."""
+_RANK_WEIGHTS = (1 << np.arange(8)).astype(np.float64)
+
+
+def suit_orders(obs: np.ndarray) -> np.ndarray:
+    """(B,) index into :data:`SUIT_PERMUTATIONS` of each observation's canonical suit order: trump first
+    once the observer knows it, then the suits by the observer's holding in them (more cards first, then
+    higher cards), ties in suit order."""
+    hand = obs[:, HAND : HAND + NUM_CARDS].reshape(-1, NUM_SUITS, 8) > 0.5
+    key = hand.sum(axis=2) * 256.0 + hand @ _RANK_WEIGHTS
+    key = np.where(obs[:, TRUMP_ : TRUMP_ + NUM_SUITS] > 0.5, 1e6, key)
+    order = np.argsort(-key, axis=1, kind="stable")
+    return _SUIT_CODE[order[:, 0] * 64 + order[:, 1] * 16 + order[:, 2] * 4 + order[:, 3]]
 
 
 def _replace_legal(view: PlayerView, legal: tuple[int, ...]) -> PlayerView:

@@ -191,3 +191,57 @@ def test_init_from_starts_from_the_checkpoint_weights_and_records_it(tmp_path, c
     assert not (tmp_path / "bad").exists()
     with pytest.raises(ConfigError, match="choose one warm start"):
         load_config(QUICK, [f"init_from={src_ckpt}"])
+
+
+def test_suit_canonical_network_is_suit_equivariant_and_numpy_plays_it(tmp_path):
+    """network.suit_canonical: renaming the suits of an observation (every suit-indexed term) renames the
+    suits of the policy's action probabilities the same way and leaves the value unchanged; the numpy player
+    of the saved checkpoint gives the torch logits."""
+    from smear_env.observation import SLICES, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, SUIT_PERMUTATIONS
+    from smear_env.vector import VectorGame
+    from training.policy import SmearPolicy
+
+    torch.manual_seed(0)
+    pol = SmearPolicy([32, 32], "relu", shared_trunk=True, suit_canonical=True)
+    vg = VectorGame(64, SmearRules(target_score=5), seed=3)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(60):
+        obs, mask = vg.observe(), vg.legal_mask()
+        for p in (5, 17, 23):
+            # obs2 shows original suit SUIT_PERMUTATIONS[p][k] as suit k
+            obs2 = obs[:, SUIT_OBS_SOURCE[p]]
+            mask2 = np.zeros_like(mask)
+            mask2[:, SUIT_ACTION_TARGET[p]] = mask
+            with torch.no_grad():
+                l1, v1 = pol(torch.from_numpy(obs), torch.from_numpy(mask))
+                l2, v2 = pol(torch.from_numpy(obs2), torch.from_numpy(mask2))
+            hand = obs[:, SLICES["hand"]].reshape(-1, 4, 8)
+            keys = np.where(obs[:, SLICES["trump"]] > 0, 1e6, hand.sum(2) * 256 + hand @ (1 << np.arange(8)))
+            # equal holdings in two suits (e.g. two void side suits) keep their suit order: not renamed
+            ok = np.array([len(set(k.tolist())) == 4 for k in keys])
+            np.testing.assert_allclose(v1.numpy()[ok], v2.numpy()[ok], atol=1e-5)
+            np.testing.assert_allclose(l1.numpy()[ok], l2.numpy()[:, SUIT_ACTION_TARGET[p]][ok], atol=1e-4)
+            checked += int(ok.sum())
+        vg.step(vg.random_actions(rng))
+    assert checked > 3000 and len(SUIT_PERMUTATIONS) == 24
+    # the numpy player: same logits, from a checkpoint written by a run
+    run = tmp_path / "run"
+    assert main(["--config", QUICK, "--variant", "tiny", "--set", "rules.target_score=5",
+                 "--set", "algorithm.name=vector_ppo", "--set", "network.shared_trunk=true",
+                 "--set", "network.suit_canonical=true", "--set", "total_timesteps=300",
+                 "--run-dir", str(run)]) == 0
+    latest = run / "checkpoints" / "latest.safetensors"
+    tensors, meta = read_checkpoint(latest)
+    assert meta["network"]["suit_canonical"] is True
+    pol = SmearPolicy([32], "relu", shared_trunk=True, suit_canonical=True)
+    pol.load_state_dict({k[7:]: torch.from_numpy(v.copy()) for k, v in tensors.items()
+                         if k.startswith("policy.")})
+    obs, mask = vg.observe(), vg.legal_mask()
+    with torch.no_grad():
+        want = pol.logits(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
+    got = load_agent(latest, SmearRules(target_score=5)).policy.logits(obs, mask)
+    np.testing.assert_allclose(np.where(mask, got, 0), np.where(mask, want, 0), atol=1e-4)
+    with pytest.raises(ConfigError, match="network.suit_canonical"):
+        load_config(QUICK, ["algorithm.name=maskable_ppo", "network.suit_canonical=true",
+                            "network.shared_trunk=false"])

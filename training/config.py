@@ -100,6 +100,10 @@ class NetworkConfig:
     shared_trunk: bool = False
     """vector_ppo: the value head sits on the policy MLP (one trunk, about half the network compute) instead
     of a separate value MLP."""
+    suit_canonical: bool = False
+    """ppo / vector_ppo: the network sees each observation with its suits renamed into a canonical order
+    (trump first once known, then by the observer's holding) and its suit actions (trump, discard, play)
+    mapped back, so what it learns about one suit holds for all four (smear_env.observation.suit_orders)."""
 
 
 @dataclass
@@ -483,6 +487,9 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks."""
     if cfg.env.reward == "win" and cfg.env.episode != "game":
         raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
+    if cfg.network.suit_canonical and cfg.algorithm.name not in ("ppo", "vector_ppo"):
+        raise ConfigError(f"config key 'network.suit_canonical': algorithm {cfg.algorithm.name!r} does not "
+                          f"support it (allowed with: 'ppo', 'vector_ppo')")
     if cfg.algorithm.name != "vector_ppo":
         if cfg.network.shared_trunk:
             raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from smear_env.actions import NUM_ACTIONS
-from smear_env.observation import OBS_SIZE, SLICES
+from smear_env.observation import OBS_SIZE, SLICES, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
@@ -71,13 +71,18 @@ class SmearPolicy(nn.Module):
         obs_size: int = OBS_SIZE,
         num_actions: int = NUM_ACTIONS,
         shared_trunk: bool = False,
+        suit_canonical: bool = False,
     ) -> None:
         super().__init__()
         self.hidden_sizes = [int(h) for h in hidden_sizes]
         self.activation = activation
         self.shared_trunk = bool(shared_trunk)
+        self.suit_canonical = bool(suit_canonical)
         sizes = [obs_size, *self.hidden_sizes]
         self.register_buffer("obs_scale", torch.from_numpy(obs_scale()))
+        # lookup tables, not weights: kept out of the state dict
+        self._obs_src = torch.from_numpy(SUIT_OBS_SOURCE)
+        self._act_dst = torch.from_numpy(SUIT_ACTION_TARGET)
         self.pi_body = _mlp(sizes, activation)
         self.vf_body = nn.Sequential() if self.shared_trunk else _mlp(sizes, activation)
         self.pi_head = nn.Linear(sizes[-1], num_actions)
@@ -89,20 +94,32 @@ class SmearPolicy(nn.Module):
         _init(self.pi_head, 0.01)
         _init(self.vf_head, 1.0)
 
-    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        x = obs * self.obs_scale
-        logits = self.pi_head(self.pi_body(x))
+    def _inputs(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The scaled network input and, with ``suit_canonical``, each row's suit order (the observation's
+        columns renamed into the canonical suit order, :func:`smear_env.observation.suit_orders`)."""
+        if not self.suit_canonical:
+            return obs * self.obs_scale, None
+        p = torch.from_numpy(suit_orders(obs.detach().numpy()))
+        return obs.gather(1, self._obs_src[p]) * self.obs_scale, p
+
+    def _to_actions(self, logits: torch.Tensor, p: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        if p is not None:
+            logits = logits.gather(1, self._act_dst[p])  # canonical action logits back to the real actions
         return logits.masked_fill(~mask, -1e9)
+
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x, p = self._inputs(obs)
+        return self._to_actions(self.pi_head(self.pi_body(x)), p, mask)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         body = self.pi_body if self.shared_trunk else self.vf_body
-        return self.vf_head(body(obs * self.obs_scale)).squeeze(-1)
+        return self.vf_head(body(self._inputs(obs)[0])).squeeze(-1)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if self.shared_trunk:
-            h = self.pi_body(obs * self.obs_scale)
-            return self.pi_head(h).masked_fill(~mask, -1e9), self.vf_head(h).squeeze(-1)
-        return self.logits(obs, mask), self.value(obs)
+        x, p = self._inputs(obs)
+        h = self.pi_body(x)
+        value = self.vf_head(h if self.shared_trunk else self.vf_body(x)).squeeze(-1)
+        return self._to_actions(self.pi_head(h), p, mask), value
 
     @torch.no_grad()
     def act(
@@ -124,7 +141,10 @@ class SmearPolicy(nn.Module):
         return a, logp_all[np.arange(len(a)), a], value.numpy()
 
     def spec(self) -> dict[str, Any]:
-        return {"hidden_sizes": self.hidden_sizes, "activation": self.activation}
+        spec: dict[str, Any] = {"hidden_sizes": self.hidden_sizes, "activation": self.activation}
+        if self.suit_canonical:
+            spec["suit_canonical"] = True
+        return spec
 
 
 class ForeignModelPolicy:

@@ -86,9 +86,10 @@ class Run:
         from .config import to_dict
 
         cfg = self.cfg
-        meta = base_metadata(cfg.rules, {"hidden_sizes": cfg.network.hidden_sizes,
-                                         "activation": cfg.network.activation},
-                             cfg.algorithm.name, trainer.step, to_dict(cfg))
+        net = {"hidden_sizes": cfg.network.hidden_sizes, "activation": cfg.network.activation}
+        if cfg.network.suit_canonical:
+            net["suit_canonical"] = True
+        meta = base_metadata(cfg.rules, net, cfg.algorithm.name, trainer.step, to_dict(cfg))
         tensors, state = trainer.state()
         meta["state"] = state
         meta["elapsed_s"] = round(elapsed, 1)
@@ -138,8 +139,10 @@ def init_from_checkpoint(trainer: Trainer, cfg: TrainConfig) -> dict[str, Any]:
     except CheckpointError as e:
         raise ConfigError(f"config key 'init_from': {e}") from None
     net = meta.get("network") or {}
-    want = {"hidden_sizes": list(cfg.network.hidden_sizes), "activation": cfg.network.activation}
-    have = {"hidden_sizes": list(net.get("hidden_sizes", [])), "activation": net.get("activation")}
+    want = {"hidden_sizes": list(cfg.network.hidden_sizes), "activation": cfg.network.activation,
+            "suit_canonical": cfg.network.suit_canonical}
+    have = {"hidden_sizes": list(net.get("hidden_sizes", [])), "activation": net.get("activation"),
+            "suit_canonical": net.get("suit_canonical", False)}
     if have != want:
         raise ConfigError(f"config key 'init_from': checkpoint {str(path)!r} has network {have}, this run's "
                           f"config wants {want}")

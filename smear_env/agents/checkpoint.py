@@ -36,7 +36,7 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS, short_repr
 from ..config import SmearRules
-from ..observation import OBS_SIZE, TERMS
+from ..observation import OBS_SIZE, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, TERMS, suit_orders
 
 FORMAT = "smear-checkpoint/1"
 ENV_VERSION = "smear_v0"
@@ -125,6 +125,8 @@ def check_metadata_types(meta: dict[str, Any], path: str | Path) -> None:
             raise bad("network.hidden_sizes", "a list of integers >= 1", sizes)
         if not isinstance(net.get("activation"), str):
             raise bad("network.activation", f"one of {', '.join(map(repr, _NP_ACT))}", net.get("activation"))
+        if not isinstance(net.get("suit_canonical", False), bool):
+            raise bad("network.suit_canonical", "true or false", net.get("suit_canonical"))
     if "rules" in meta and not isinstance(meta["rules"], dict):
         raise bad("rules", "an object of rule options", meta["rules"])
     if "step" in meta and (type(meta["step"]) is not int or meta["step"] < 0):
@@ -207,6 +209,11 @@ class NumpyPolicy:
                 f"{where}: unknown activation {short_repr(act)} (one of {', '.join(map(repr, _NP_ACT))})"
             )
         self.act_fn = _NP_ACT[act]
+        canon = net.get("suit_canonical", False)
+        if not isinstance(canon, bool):
+            raise CheckpointError(f"{where}: metadata network.suit_canonical must be true or false, got "
+                                  f"{short_repr(canon)}")
+        self.suit_canonical = canon
         self._check_shapes(sizes, where)
 
     def _check_shapes(self, hidden_sizes: list[int], where: str) -> None:
@@ -235,11 +242,18 @@ class NumpyPolicy:
                 raise CheckpointError(f"{where}: {name} holds NaN, infinite or non-float values")
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        x = obs.astype(np.float32) * self.scale
+        x = obs.astype(np.float32)
+        p = None
+        if self.suit_canonical:  # the network sees the suits in canonical order (training.policy.SmearPolicy)
+            p = suit_orders(x)
+            x = np.take_along_axis(x, SUIT_OBS_SOURCE[p], axis=1)
+        x = x * self.scale
         for w, b in self.layers:
             x = self.act_fn(x @ w.T + b)
         w, b = self.head
         logits = x @ w.T + b
+        if p is not None:
+            logits = np.take_along_axis(logits, SUIT_ACTION_TARGET[p], axis=1)
         return np.where(mask.astype(bool), logits, -np.inf)
 
 

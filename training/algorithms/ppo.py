@@ -67,7 +67,8 @@ class PPOTrainer:
         self.rng = rng
         self.rules = cfg.rules
         a = cfg.algorithm
-        self.policy = SmearPolicy(cfg.network.hidden_sizes, cfg.network.activation)
+        self.policy = SmearPolicy(cfg.network.hidden_sizes, cfg.network.activation,
+                                  suit_canonical=cfg.network.suit_canonical)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=a.learning_rate, eps=1e-5)
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
         self.step = 0

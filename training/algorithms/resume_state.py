@@ -66,7 +66,8 @@ def restore_trainer_state(
     for j, pstep in enumerate(meta.get("pool_steps", [])):
         sd = {k[len(f"pool.{j}."):]: v for k, v in tensors.items() if k.startswith(f"pool.{j}.")}
         net = cfg.network
-        pol = SmearPolicy(net.hidden_sizes, net.activation, shared_trunk=net.shared_trunk)
+        pol = SmearPolicy(net.hidden_sizes, net.activation, shared_trunk=net.shared_trunk,
+                          suit_canonical=net.suit_canonical)
         pol.load_state_dict(sd)
         pool.add_snapshot(pstep, pol)
     if "rng.torch" in tensors:

@@ -2,13 +2,15 @@
 arrays and stepped together, with no Python loop over games on the hot path.
 
 Each engine step takes one decision in every lane. The seats of a lane are played by the learner (the
-current policy), a frozen snapshot of it, or the batched random agent; all the learner's decisions of all
-lanes go through one forward pass, and the snapshot seats through one pass per snapshot in play (a
-rollout starts the snapshot games it deals against one snapshot drawn from the pool, so usually one).
-Opponent team per game (``selfplay.opponents``): ``"self"`` (the learner in all four seats),
-``"snapshot"`` or ``"random"``; the partner is always the learner. Per-game agents such as the
-heuristic need a reference game per lane, which would cost more than the engine saves, so they are not
-offered here (the in-training evaluation still plays them).
+current policy), a frozen snapshot of it, the heuristic or the batched random agent; all the learner's
+decisions of all lanes go through one forward pass, and the snapshot seats through one pass per snapshot
+in play (a rollout starts the snapshot games it deals against one snapshot drawn from the pool, so usually
+one). Opponent team per game (``selfplay.opponents``): ``"self"`` (the learner in all four seats),
+``"snapshot"``, ``"heuristic"`` or ``"random"``; the partner is always the learner. The heuristic plays
+from each seat's own observation row, turned back into its view by
+:func:`smear_env.observation.decode_batch` (~25 µs a decision) plus the agent's own ~20 µs, with no
+reference game per lane; other per-game agents (pimc, checkpoints, bots) are not offered here (the
+in-training evaluation plays any of them).
 
 Rewards, in the table layer's scale: a hand's ``reward_score`` is the raw point difference (own team's
 score change minus the other team's), multiplied by ``env.score_scale``; a game's ``reward_win`` is +-1.
@@ -70,8 +72,9 @@ class VectorPPOTrainer(PPOTrainer):
         self.rng = rng
         self.rules = cfg.rules
         a = cfg.algorithm
-        self.policy = SmearPolicy(cfg.network.hidden_sizes, cfg.network.activation,
-                                  shared_trunk=cfg.network.shared_trunk)
+        net = cfg.network
+        self.policy = SmearPolicy(net.hidden_sizes, net.activation, shared_trunk=net.shared_trunk,
+                                  suit_canonical=net.suit_canonical)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=a.learning_rate, eps=1e-5)
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
         self._kind_codes = np.array([KINDS.get(k, LEARNER) for k in self.pool.names], dtype=np.int8)
