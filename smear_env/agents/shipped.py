@@ -44,8 +44,16 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {
             "default",
             "smear_v0_default.safetensors",
             "README.md",
-            "PPO self-play after a behaviour-cloning warm start from the heuristic (configs/default.yaml); "
-            "default rules; 57.9% [55.7%, 60.0%] of games vs heuristic, 100% vs random",
+            "behaviour cloning of the heuristic, then PPO on the batched engine with a suit-canonical "
+            "network (configs/default.yaml, 1 hour on 2 cores); default rules; 64.4% [62.3%, 66.5%] of "
+            "games vs heuristic, 100% vs random",
+        ),
+        ShippedAgent(
+            "scratch",
+            "smear_v0_scratch.safetensors",
+            "SCRATCH.md",
+            "RL from scratch, no imitation (configs/scratch.yaml, 1 hour on 2 cores); default rules; "
+            "53.1% [50.9%, 55.2%] of games vs heuristic, 100% vs random",
         ),
     )
 }
