@@ -95,7 +95,7 @@ def test_non_finite_weights_rejected_at_load(tmp_path, value):
     w[0, 0] = value  # 1e300: finite in float64, infinite in float32
     t["policy.pi_body.2.weight"] = w
     p = _write(tmp_path / "nan.safetensors", t, h)
-    with pytest.raises(CheckpointError, match=r"pi_body\.2\.weight holds NaN or infinite"):
+    with pytest.raises(CheckpointError, match=r"pi_body\.2\.weight holds NaN, infinite"):
         load_agent(p)
 
 

@@ -283,7 +283,7 @@ class NumpyPolicy:
         for name, a in arrays:
             if not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a)):
                 raise CheckpointError(
-                    f"{where}: {name} holds NaN or infinite values (or values beyond float32's range)"
+                    f"{where}: {name} holds NaN, infinite values or values beyond float32's range"
                 )
         bound = self.logit_bound()
         if not bound <= LOGIT_LIMIT:
