@@ -96,6 +96,7 @@ Version history
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -142,13 +143,14 @@ def check_option_names(kwargs: dict[str, Any], extra: tuple[str, ...] = (), name
             )
 
 
-def parse_options(kwargs: dict[str, Any]) -> tuple[SmearRules, dict[str, Any]]:
+def parse_options(kwargs: dict[str, Any], own: tuple[str, ...] = ()) -> tuple[SmearRules, dict[str, Any]]:
     """Split and validate env keyword arguments into (rules, env options) with
     :func:`smear_env.table.parse_options`. An unknown key raises :class:`UnknownOptionError` (a
     ``TypeError`` "unexpected keyword argument", and a ``RuleOptionError``), a known option with a bad
     value ``RuleOptionError``; both name the key and the allowed values. An unsupported ``render_mode``
-    (e.g. ``"rgb_array"``) is an :class:`UnknownOptionError` too, so callers that retry without it work."""
-    check_option_names(kwargs)
+    (e.g. ``"rgb_array"``) is an :class:`UnknownOptionError` too, so callers that retry without it work.
+    ``own``: the front end's own keyword parameters (named among the valid options in that error)."""
+    check_option_names(kwargs, own)
     rm = kwargs.get("render_mode")
     if rm is not None and (not isinstance(rm, str) or rm not in RENDER_MODES):
         raise UnknownOptionError(
@@ -160,11 +162,26 @@ def parse_options(kwargs: dict[str, Any]) -> tuple[SmearRules, dict[str, Any]]:
                    "episode": table_opts.episode, "reward": table_opts.reward}
 
 
-def set_env_options(env: Any, kwargs: dict[str, Any]) -> None:
-    """Validate ``kwargs`` (:func:`parse_options`) and set an env's ``rules``, ``render_mode``,
-    ``table_options`` (and, for reading, ``max_cycles``, ``episode``, ``reward_mode``); shared by
-    :class:`raw_env` and the single-seat env."""
-    env.rules, opts = parse_options(kwargs)
+def new_game_option(options: Any) -> bool:
+    """The ``new_game`` flag of a ``reset(options=...)``: ``options`` is None or a mapping; its
+    ``"new_game"``, when present, is ``True`` or ``False`` (else ``TypeError`` naming it: ``"no"`` is not
+    silently true). Other keys are ignored (PettingZoo's and Gymnasium's checkers pass their own)."""
+    if options is None:
+        return False
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reset options must be a dict or None, not {short_repr(options)}")
+    flag = options.get("new_game", False)
+    if not isinstance(flag, bool | np.bool_):
+        raise TypeError(f"reset option new_game must be True or False, not {short_repr(flag)}")
+    return bool(flag)
+
+
+def set_env_options(env: Any, kwargs: dict[str, Any], own: tuple[str, ...] = ()) -> None:
+    """Validate ``kwargs`` (:func:`parse_options`; ``own``: the env's own keyword parameters, for the
+    unknown-option message) and set an env's ``rules``, ``render_mode``, ``table_options`` (and, for
+    reading, ``max_cycles``, ``episode``, ``reward_mode``); shared by :class:`raw_env` and the single-seat
+    env."""
+    env.rules, opts = parse_options(kwargs, own)
     env.render_mode = opts["render_mode"]
     env.table_options = opts["table"]
     env.max_cycles = int(opts["max_cycles"])
@@ -326,8 +343,9 @@ class raw_env(OnTable, AECEnv):
         ``seed``: ``None`` or an integer ``0 <= seed < 2**64`` (:func:`smear_env.seeding.check_seed`;
         else ``TypeError`` / ``ValueError``, the env unchanged)."""
         seed = check_seed(seed)  # TypeError / ValueError naming it, before anything changes
+        forced = new_game_option(options)
         table = self.table
-        new_game = seed is not None or self._rng is None or bool((options or {}).get("new_game"))
+        new_game = seed is not None or self._rng is None or forced
         if new_game or not table.next_episode():
             if seed is not None or self._rng is None:
                 self._rng = np.random.default_rng(seed)

@@ -54,7 +54,7 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS
 from .agents.base import RandomAgent
 from .config import RuleOptionError
-from .env import set_env_options
+from .env import new_game_option, set_env_options
 from .game import HAND_OVER, Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
 from .render import render_mode_output
@@ -62,6 +62,7 @@ from .seeding import check_seed
 from .table import OnTable, Table, play, start_agents
 
 LEARNING_VALUES = ("seat", "team")
+OWN_OPTIONS = ("opponents", "partner", "learning", "seat", "illegal_action")
 ILLEGAL_ACTION_VALUES = ("raise", "terminate")
 ILLEGAL_REWARD = -1.0
 
@@ -112,7 +113,7 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        set_env_options(self, kwargs)
+        set_env_options(self, kwargs, OWN_OPTIONS)
         if learning not in LEARNING_VALUES:
             raise RuleOptionError(
                 f"option learning={learning!r} is not allowed; allowed values: 'seat', 'team'"
@@ -202,8 +203,9 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         starts instead. ``seed``: ``None`` or an integer ``0 <= seed < 2**64``
         (:func:`smear_env.seeding.check_seed`; else ``TypeError`` / ``ValueError``, the env unchanged)."""
         seed = check_seed(seed)  # TypeError / ValueError naming it, before anything changes
+        forced = new_game_option(options)
         super().reset(seed=seed)
-        new_game = seed is not None or bool((options or {}).get("new_game"))
+        new_game = seed is not None or forced
         if new_game or not self.table.next_episode():
             self._new_game()
         # The other seats move until the learner is to act. No hand can be scored before the learner's
@@ -328,7 +330,7 @@ def make_env(
     from .agents.registry import make_agent
     from .env import parse_options
 
-    rules = parse_options(kwargs)[0]
+    rules = parse_options(kwargs, OWN_OPTIONS)[0]
 
     def resolve(x: Any) -> Any:
         if isinstance(x, str):

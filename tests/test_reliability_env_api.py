@@ -201,3 +201,21 @@ def test_mask_after_the_episode_is_all_ones_and_step_still_raises():
     assert info["action_mask"].all() and env.action_masks().all()
     with pytest.raises(RuntimeError, match="the episode is over"):
         env.step(0)
+
+
+# ------------------------------------------------------------------------------------------- beyond
+@pytest.mark.parametrize("make", [raw_env, SmearSingleSeatEnv])
+@pytest.mark.parametrize("options", ["new_game", 5, ["new_game"], {"new_game": "no"}, {"new_game": 1}])
+def test_reset_options_must_be_a_dict_with_a_boolean_new_game(make, options):
+    e = make()
+    e.reset(seed=3)
+    hand = e.game.hand_number, tuple(e.game.hands)
+    with pytest.raises(TypeError, match="reset option"):
+        e.reset(options=options)
+    assert (e.game.hand_number, tuple(e.game.hands)) == hand
+    e.reset(options={"new_game": True, "options": 1})  # other keys ignored (PettingZoo's api_test)
+
+
+def test_single_seat_unknown_keyword_names_its_own_options_too():
+    with pytest.raises(TypeError, match="valid options: .*opponents, partner, learning, seat, illegal"):
+        SmearSingleSeatEnv(oponents="random")
