@@ -139,7 +139,7 @@ def test_batched_checkpoint_nan_logit_is_an_error_naming_the_checkpoint():
     agent.policy.head = (w, np.full_like(b, np.nan))
     agent.start_game(0, 0, SmearRules(), np.random.default_rng(0))
     game = VectorGame(1, seed=0)
-    with pytest.raises(ValueError, match=r"'default'.*NaN or infinite logit"):
+    with pytest.raises(ValueError, match=r"smear_v0_default.*NaN or infinite logits"):
         agent.act_batch(game.observe(), game.legal_mask(), np.array([0]))
 
 
