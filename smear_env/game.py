@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from . import rules as R
 from .actions import (
     DISCARD_ACTION_BASE,
     MAX_BID,
@@ -31,7 +30,16 @@ from .actions import (
 )
 from .cards import CARD_NAMES, FULL_DECK, HAND_SIZE, NUM_TRICKS, STOCK_SIZE, names, to_card
 from .config import ALL_PASS_DEALER_MUST_BID, SmearRules
-from .rules import deal_from, shuffled_deal  # noqa: F401 (deal_from: re-exported, it lives in rules)
+from .rules import (
+    deal_from,  # noqa: F401 (re-exported: it lives in smear_env.rules)
+    discard_pool,
+    score_hand,
+    shuffled_deal,
+    suits_held,
+    trick_winner,
+    trump_known,
+)
+from .rules import playable as playable_cards
 
 
 class Phase(IntEnum):
@@ -99,24 +107,27 @@ def bid_actions(high_bid: int, stuck: bool) -> tuple[int, ...]:
 
 
 def trump_actions(hand: int) -> tuple[int, ...]:
-    """R10: a trump suit among the suits in the bidder's hand (after the kitty): :func:`rules.suits_held`."""
-    held = R.suits_held(hand)
+    """R10: a trump suit among the suits in the bidder's hand after the kitty
+    (:func:`~smear_env.rules.suits_held`)."""
+    held = suits_held(hand)
     return tuple(TRUMP_ACTION_BASE + s for s in range(4) if held >> s & 1)
 
 
 def discard_actions(hand: int, trump: int) -> tuple[int, ...]:
-    """R11: the discard action ids of :func:`rules.discard_pool` (a trump only while every card is one)."""
-    return _mask_actions(R.discard_pool(hand, trump), DISCARD_ACTION_BASE)
+    """R11: the discard action ids of :func:`~smear_env.rules.discard_pool` (a trump only while every card
+    is one)."""
+    return _mask_actions(discard_pool(hand, trump), DISCARD_ACTION_BASE)
 
 
 def playable(hand: int, led: int, trump: int, first_lead: bool) -> int:
-    """:func:`rules.playable` (R10, R12) with the led *card* (-1 when leading) instead of the led suit."""
-    return R.playable(hand, led >> 3, trump, first_lead)  # -1 >> 3 == -1: no suit led
+    """:func:`~smear_env.rules.playable` (R10, R12) with the led *card* (-1 when leading) instead of the led
+    suit."""
+    return playable_cards(hand, led >> 3, trump, first_lead)  # -1 >> 3 == -1: no suit led
 
 
 def play_actions(hand: int, led: int, trump: int, first_lead: bool) -> tuple[int, ...]:
     """Play action ids of :func:`playable` (``led``: the first card of the trick, -1 when leading)."""
-    return _mask_actions(R.playable(hand, led >> 3, trump, first_lead), PLAY_ACTION_BASE)
+    return _mask_actions(playable_cards(hand, led >> 3, trump, first_lead), PLAY_ACTION_BASE)
 
 
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -296,14 +307,14 @@ class Game:
 
     @property
     def trump_public(self) -> bool:
-        """R22: trump is known to everyone once the first card of the hand is led (:func:`rules.trump_known`
-        of a player who is not the bidder)."""
-        return R.trump_known(self.trump, False, bool(self.tricks) or bool(self.trick))
+        """R22: trump is known to everyone once the first card of the hand is led
+        (:func:`~smear_env.rules.trump_known` of a player who is not the bidder)."""
+        return trump_known(self.trump, False, bool(self.tricks) or bool(self.trick))
 
     def trump_known_to(self, seat: int) -> bool:
         """Whether ``seat`` knows the trump suit: everyone once it is public; the bidder from the moment it
-        names it (R10, R23; :func:`rules.trump_known`)."""
-        return R.trump_known(
+        names it (R10, R23; :func:`~smear_env.rules.trump_known`)."""
+        return trump_known(
             self.trump, seat == self.bidder and self.phase != BIDDING, bool(self.tricks) or bool(self.trick)
         )
 
@@ -326,8 +337,9 @@ class Game:
     def _compute_legal(self) -> tuple[int, ...]:
         phase = self.phase
         if phase == PLAY:
-            led = self.trick[0] if self.trick else -1
-            return play_actions(self.hands[self.to_act], led, self.trump, not self.tricks)
+            led = self.trick[0] >> 3 if self.trick else -1
+            return _mask_actions(playable_cards(self.hands[self.to_act], led, self.trump, not self.tricks),
+                                 PLAY_ACTION_BASE)
         if phase == BIDDING:
             return bid_actions(self.high_bid, self.dealer_stuck())
         if phase == TRUMP:
@@ -449,7 +461,7 @@ class Game:
         if len(trick) < NUM_PLAYERS:
             self.to_act = (seat + 1) % NUM_PLAYERS
             return
-        winner = self.trick_seats[R.trick_winner(trick, self.trump)]  # R12
+        winner = self.trick_seats[trick_winner(trick, self.trump)]  # R12
         self.won[winner & 1] |= (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << trick[3])
         self.tricks.append((self.trick_leader, tuple(self.trick_seats), tuple(trick), winner))
         self.trick = []
@@ -460,23 +472,24 @@ class Game:
             self._score_hand()
 
     def _score_hand(self) -> None:
-        """R13-R20: :func:`rules.score_hand` of the finished hand."""
+        """R13-R20: :func:`~smear_env.rules.score_hand` of the finished hand."""
         played = self.played_by
         bteam = self.bidder & 1
-        sc = R.score_hand(
+        sc = score_hand(
             self.rules, self.trump, played[0] | played[2], played[1] | played[3], self.won[0], self.won[1],
             sum(1 << c for c in self.discards), bteam, self.contract, self.scores[0], self.scores[1],
         )
         new = list(sc.scores)
         self.scores = new
         self.hand_result = {
-            "points": {name: None if t < 0 else t for name, t in zip(POINT_NAMES, sc[:4], strict=True)},
+            "points": {"high": _team(sc.high), "low": _team(sc.low), "jack": _team(sc.jack),
+                       "game": _team(sc.game)},
             "card_points": list(sc.card_points),
             "made_contract": sc.made,
             "score_change": list(sc.change),
             "scores": new[:],
         }
-        winner = None if sc.winner < 0 else sc.winner
+        winner = _team(sc.winner)
         self._next_dealer = (self.dealer + 1) % NUM_PLAYERS  # R4
         self.history.append(self._hand_record())
         self.winner = winner
@@ -543,6 +556,11 @@ class Game:
         if players is not None:
             rec["players"] = list(players)
         return rec
+
+
+def _team(t: int) -> int | None:
+    """A team of :mod:`smear_env.rules` (-1: nobody) as a record's team (None: nobody)."""
+    return None if t < 0 else t
 
 
 def _json_copy(obj: Any) -> Any:

@@ -200,10 +200,10 @@ def points_out_of_play(cards: IntOrArray, trump: IntOrArray, high_low: str) -> I
     0 while trump is unknown (-1)."""
     known = trump >= 0
     t = trump & 3
-    jack = (cards & jack_bit(t)) == 0
+    jack = 1 * ((cards & jack_bit(t)) == 0)
     if high_low == HIGH_LOW_ACE_SEVEN:
         high, low = high_low_bits(t, 0, high_low)
-        missing = ((cards & high) == 0) + ((cards & low) == 0) + jack
+        missing = 1 * ((cards & high) == 0) + ((cards & low) == 0) + jack  # 1 *: ints, not numpy bools
     else:
         missing = 2 * ((cards & _tables(t).suit_mask[t]) == 0) + jack
     return known * missing
@@ -258,36 +258,42 @@ def score_hand(rules: SmearRules, trump: Any, played0: Any, played1: Any, won0: 
     """R13-R20: the scoring of a finished hand. ``played0`` / ``played1``: the cards each team played;
     ``won0`` / ``won1``: the cards in the tricks each team won; ``discards``: the bidder's discards (they
     count for its team's card points, R16); ``score0`` / ``score1``: the scores before the hand."""
-    high, low = high_low_teams(trump, played0, played1, rules.high_low)  # R13, R14
+    # Choices by team are arithmetic (x1 + b0 * (x0 - x1): x0 where the bidder is team 0) so that the
+    # same lines serve ints and arrays without a call per choice.
+    high_bit, low_bit = high_low_bits(trump, played0 | played1, rules.high_low)
+    high = point_team(high_bit, played0, played1)  # R13
+    low = point_team(low_bit, played0, played1)  # R14
     jack = point_team(jack_bit(trump), won0, won1)  # R15
     b0 = bidder_team == 0
     disc = game_points(discards)
     cp0 = game_points(won0) + b0 * disc  # R16: the discards count for the bidder's team
-    cp1 = game_points(won1) + (1 - b0) * disc
+    cp1 = game_points(won1) + disc - b0 * disc
     game = game_point_team(cp0, cp1, bidder_team, rules.game_point_tie)
-    wp0 = (high == 0) + (low == 0) + (jack == 0) + (game == 0)
-    wp1 = (high == 1) + (low == 1) + (jack == 1) + (game == 1)
-    points_b = select(b0, wp0, wp1)
+    # points won; 1 * makes ints of numpy bools (whose + is a logical or)
+    wp0 = 1 * (high == 0) + (low == 0) + (jack == 0) + (game == 0)
+    wp1 = 1 * (high == 1) + (low == 1) + (jack == 1) + (game == 1)
+    points_b = wp1 + b0 * (wp0 - wp1)
     made = contract_made(points_b, contract)  # R17
     change_b = contract_change(points_b, contract, made)
-    change_d = select(b0, wp1, wp0)
-    old_b = select(b0, score0, score1)
-    old_d = select(b0, score1, score0)
+    change_d = wp0 + b0 * (wp1 - wp0)
+    old_b = score1 + b0 * (score0 - score1)
+    old_d = score0 + b0 * (score1 - score0)
     target = rules.target_score
     if rules.cap_defenders:  # R20
         change_d = capped_defender_score(old_d, change_d, target) - old_d
     new_b = old_b + change_b
     new_d = old_d + change_d
-    if rules.win_requires_bid:  # R19
-        winner = select(made & (new_b >= target), bidder_team, NOBODY)
+    if rules.win_requires_bid:  # R19: only the bidder's team, having made its contract
+        won_b = made & (new_b >= target)
+        winner = NOBODY + won_b * (bidder_team - NOBODY)
     else:  # R18: the bidder's team first when both reach the target
-        winner = select(new_b >= target, bidder_team, select(new_d >= target, 1 - bidder_team, NOBODY))
-    change0 = select(b0, change_b, change_d)
-    change1 = select(b0, change_d, change_b)
-    return HandScore(
-        high=high, low=low, jack=jack, game=game, card_points=(cp0, cp1), made=made,
-        change=(change0, change1), scores=(score0 + change0, score1 + change1), winner=winner,
-    )
+        won_b = new_b >= target
+        won_d = (new_d >= target) > won_b
+        winner = NOBODY + won_b * (bidder_team - NOBODY) + won_d * (1 - bidder_team - NOBODY)
+    change0 = change_d + b0 * (change_b - change_d)
+    change1 = change_b + b0 * (change_d - change_b)
+    return HandScore(high, low, jack, game, (cp0, cp1), made, (change0, change1),
+                     (score0 + change0, score1 + change1), winner)
 
 
 # ------------------------------------------------------------------------------ R22/R23 information
