@@ -372,10 +372,12 @@ class _Search:
             if n:
                 led = trick[0] >> 3
                 kt = kt_all[led]
+                if not legal:
+                    legal = playable(hand, led, trump, False)  # R12: follow suit or trump
             else:
                 led = -1
-            if not legal:
-                legal = playable(hand, led, trump, False)  # R12 (a first lead comes with its legal cards)
+                if not legal:
+                    legal = hand  # R12: a later lead is any card (the hand's first lead comes with its cards)
             moves = moves_of(legal, alive, pm, jack)
             if len(moves) > 1:
                 if n == 0:
