@@ -1,7 +1,8 @@
 # smear-rl set-up and everyday commands (GNU make). Needs only Python >= 3.11 on the machine.
 #
 #   make run    train the quickstart agent, then evaluate it against the heuristic and random baselines
-#   make test   set up .venv (if needed) and run the test suite
+#   make test   set up .venv (if needed) and run the fast tier of the test suite (-m "not slow")
+#   make test-all  the whole test suite, the slow tests too (training runs, large statistical checks; CI)
 #   make lint   ruff check
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
@@ -31,7 +32,7 @@ PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
-.PHONY: help venv install run test lint bench clean distclean browser dist test-wheel docs docs-serve \
+.PHONY: help venv install run test test-all lint bench clean distclean browser dist test-wheel docs docs-serve \
 	test-rllib test-tianshou test-frameworks examples
 
 help:
@@ -66,11 +67,17 @@ browser:
 		else echo "note: no chromium/chromedriver (apt-get install chromium chromium-driver): browser tests skip"; fi; \
 	fi
 
-# pytest exits 5 when it collects no tests; that is not a failure here.
-test: $(STAMP) browser
-	@rc=0; $(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS) || rc=$$?; \
+# pytest exits 5 when it collects no tests; that is not a failure here. `make test` deselects the tests
+# marked slow (tests/conftest.py: SLOW_TESTS and @pytest.mark.slow); SMEAR_SLOW_SCALE sizes them.
+PYTEST_RUN = rc=0; $(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(1) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): treated as success"; rc=0; fi; \
 	exit $$rc
+
+test: $(STAMP) browser
+	@$(call PYTEST_RUN,-m "not slow")
+
+test-all: $(STAMP) browser
+	@$(call PYTEST_RUN,)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,5 +1,5 @@
 """Ray RLlib: PPO in self-play, one masked policy shared by the four seats (tiny budget), then a duplicate
-match of the trained policy against random through smear_env.evaluate.
+match of the trained policy against random through smear_env.evaluation.
 
     pip install -c constraints/rllib.txt -e ".[rllib]"     # or: make test-rllib
     python examples/rllib_ppo.py --iterations 2
@@ -18,7 +18,7 @@ import torch
 
 from smear_env.agents.base import CallableAgent
 from smear_env.config import SmearRules
-from smear_env.evaluate import run_match
+from smear_env.evaluation import run_match
 from smear_env.integrations.rllib import MASK_KEY, OBS_KEY, ppo_config
 
 

@@ -1,4 +1,5 @@
-"""Cards as small ints and hands as 32-bit masks (R2, R3).
+"""Cards as small ints and hands as 32-bit masks (R2, R3); what the cards are worth and do is
+:mod:`smear_env.rules`.
 
 A card id is ``suit * 8 + rank`` with suits ``C D H S`` = 0..3 and ranks ``7 8 9 T J Q K A`` = 0..7
 (low to high), so within a suit a larger id is a higher card. A set of cards is an ``int`` bitmask
@@ -8,6 +9,7 @@ with bit ``card`` set.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 NUM_SUITS = 4
 NUM_RANKS = 8
@@ -25,9 +27,6 @@ RANK_7, RANK_8, RANK_9, RANK_10, RANK_JACK, RANK_QUEEN, RANK_KING, RANK_ACE = ra
 
 FULL_DECK = (1 << NUM_CARDS) - 1
 SUIT_MASKS = tuple(0xFF << (NUM_RANKS * s) for s in range(NUM_SUITS))
-
-# R16: game-point value of each rank (A 4, K 3, Q 2, J 1, 10 10, others 0).
-RANK_GAME_VALUE = (0, 0, 0, 10, 1, 2, 3, 4)
 
 
 def card(suit: int, rank: int) -> int:
@@ -98,13 +97,14 @@ def popcount(mask: int) -> int:
     return mask.bit_count()
 
 
-# Game-point total of the cards of one suit, indexed by the 8-bit rank mask of that suit.
-_GAME_POINTS_BY_BYTE = tuple(
-    sum(RANK_GAME_VALUE[r] for r in range(NUM_RANKS) if b >> r & 1) for b in range(256)
-)
+_MOVED_TO_RULES = ("RANK_GAME_VALUE", "game_points")
 
 
-def game_points(mask: int) -> int:
-    """R16 card total of a set of cards."""
-    t = _GAME_POINTS_BY_BYTE
-    return t[mask & 0xFF] + t[mask >> 8 & 0xFF] + t[mask >> 16 & 0xFF] + t[mask >> 24 & 0xFF]
+def __getattr__(name: str) -> Any:
+    """``RANK_GAME_VALUE`` and ``game_points`` (R16) live in :mod:`smear_env.rules`; still importable from
+    here for older imports."""
+    if name in _MOVED_TO_RULES:
+        from . import rules
+
+        return getattr(rules, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

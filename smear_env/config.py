@@ -8,9 +8,16 @@ from typing import Any
 
 from .actions import short_repr
 
-HIGH_LOW_VALUES = ("ace_seven", "in_play")
-GAME_POINT_TIE_VALUES = ("nobody", "bidder")
-ALL_PASS_VALUES = ("redeal", "dealer_must_bid")
+# The values of the closed-set options: compare option strings with these names, not with literals.
+HIGH_LOW_ACE_SEVEN = "ace_seven"
+HIGH_LOW_IN_PLAY = "in_play"
+HIGH_LOW_VALUES = (HIGH_LOW_ACE_SEVEN, HIGH_LOW_IN_PLAY)
+GAME_POINT_TIE_NOBODY = "nobody"
+GAME_POINT_TIE_BIDDER = "bidder"
+GAME_POINT_TIE_VALUES = (GAME_POINT_TIE_NOBODY, GAME_POINT_TIE_BIDDER)
+ALL_PASS_REDEAL = "redeal"
+ALL_PASS_DEALER_MUST_BID = "dealer_must_bid"
+ALL_PASS_VALUES = (ALL_PASS_REDEAL, ALL_PASS_DEALER_MUST_BID)
 KITTY_SIZE_VALUES = (0, 1, 2, 3)
 MAX_TARGET_SCORE = 2**20
 """Largest target_score: scores and the target stay exact in the float32 observation (bounds +-2**24)."""
@@ -32,11 +39,15 @@ class SmearRules:
     """R9: how many stock cards the bidder takes, 0..3."""
     target_score: int = field(default=15, metadata={"rule": "R18"})
     """R18: the score that wins the game (integer, 1 .. MAX_TARGET_SCORE = 2**20)."""
-    high_low: str = field(default="ace_seven", metadata={"rule": "R13/R14", "choices": HIGH_LOW_VALUES})
+    high_low: str = field(
+        default=HIGH_LOW_ACE_SEVEN, metadata={"rule": "R13/R14", "choices": HIGH_LOW_VALUES}
+    )
     """R13/R14: ``"ace_seven"`` (ace and 7 of trump) or ``"in_play"`` (highest and lowest trump played)."""
-    game_point_tie: str = field(default="nobody", metadata={"rule": "R16", "choices": GAME_POINT_TIE_VALUES})
+    game_point_tie: str = field(
+        default=GAME_POINT_TIE_NOBODY, metadata={"rule": "R16", "choices": GAME_POINT_TIE_VALUES}
+    )
     """R16: who wins the Game point on a tie: ``"nobody"`` or ``"bidder"``."""
-    all_pass: str = field(default="redeal", metadata={"rule": "R8", "choices": ALL_PASS_VALUES})
+    all_pass: str = field(default=ALL_PASS_REDEAL, metadata={"rule": "R8", "choices": ALL_PASS_VALUES})
     """R8: ``"redeal"`` (throw in, same dealer) or ``"dealer_must_bid"`` (the dealer is stuck)."""
     win_requires_bid: bool = field(default=False, metadata={"rule": "R19"})
     """R19: only the bidding team can win, in a hand where it made its contract."""
@@ -81,3 +92,21 @@ class SmearRules:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def with_defaults(cls, recorded: dict[str, Any]) -> dict[str, Any]:
+        """The options a record of rules (e.g. a checkpoint's metadata, written by an older version) means:
+        every option it lacks at its default value -- an option added later with its default changes
+        nothing that was recorded before it. Keys this version does not know are kept as they are."""
+        return {**cls().to_dict(), **recorded}
+
+    def differences_from(self, recorded: dict[str, Any]) -> list[str]:
+        """Names of the options on which ``recorded`` (an older or newer record of rules, e.g. a
+        checkpoint's metadata) differs from these rules, by meaning: an option missing from ``recorded``
+        reads as its default (:meth:`with_defaults`); a key this version does not know is a difference
+        (rules it cannot play). Options in declaration order, then unknown keys in their order."""
+        full = self.with_defaults(recorded)
+        mine = self.to_dict()
+        return [k for k in mine if full[k] != mine[k] or type(full[k]) is not type(mine[k])] + [
+            k for k in recorded if k not in mine
+        ]

@@ -28,22 +28,18 @@ from .actions import (
     bid_action,
     short_repr,
 )
-from .cards import (
-    CARD_NAMES,
-    FULL_DECK,
-    HAND_SIZE,
-    NUM_CARDS,
-    NUM_TRICKS,
-    RANK_7,
-    RANK_ACE,
-    RANK_JACK,
-    STOCK_SIZE,
-    SUIT_MASKS,
-    game_points,
-    names,
-    to_card,
+from .cards import CARD_NAMES, FULL_DECK, HAND_SIZE, NUM_TRICKS, STOCK_SIZE, names, to_card
+from .config import ALL_PASS_DEALER_MUST_BID, SmearRules
+from .rules import (
+    deal_from,  # noqa: F401 (re-exported: it lives in smear_env.rules)
+    discard_pool,
+    score_hand,
+    shuffled_deal,
+    suits_held,
+    trick_winner,
+    trump_known,
 )
-from .config import SmearRules
+from .rules import playable as playable_cards
 
 
 class Phase(IntEnum):
@@ -99,9 +95,9 @@ def _mask_actions(mask: int, base: int) -> tuple[int, ...]:
     return t0[mask & 255] + t1[mask >> 8 & 255] + t2[mask >> 16 & 255] + t3[mask >> 24]
 
 
-# ---------------------------------------------------------------------------- rules as pure functions
-# The legality rules on plain values, for the engine and for anything that holds only a player's view
-# (observation.legal_actions_of); nothing else re-derives them.
+# ---------------------------------------------------------------------------- legal actions
+# The legal action ids on plain values, for the engine and for anything that holds only a player's view
+# (observation.legal_actions_of); the card rules themselves are smear_env.rules.
 def bid_actions(high_bid: int, stuck: bool) -> tuple[int, ...]:
     """R6: pass, or a bid higher than every earlier bid (``high_bid``, 0 = none); R8 ``dealer_must_bid``: a
     ``stuck`` dealer may not pass."""
@@ -111,45 +107,27 @@ def bid_actions(high_bid: int, stuck: bool) -> tuple[int, ...]:
 
 
 def trump_actions(hand: int) -> tuple[int, ...]:
-    """R10: a trump suit among the suits in the bidder's hand (after the kitty)."""
-    return tuple(TRUMP_ACTION_BASE + s for s in range(4) if hand & SUIT_MASKS[s])
+    """R10: a trump suit among the suits in the bidder's hand after the kitty
+    (:func:`~smear_env.rules.suits_held`)."""
+    held = suits_held(hand)
+    return tuple(TRUMP_ACTION_BASE + s for s in range(4) if held >> s & 1)
 
 
 def discard_actions(hand: int, trump: int) -> tuple[int, ...]:
-    """R11: a trump may be discarded only while every card in the hand is a trump."""
-    return _mask_actions(hand & ~SUIT_MASKS[trump] or hand, DISCARD_ACTION_BASE)
+    """R11: the discard action ids of :func:`~smear_env.rules.discard_pool` (a trump only while every card
+    is one)."""
+    return _mask_actions(discard_pool(hand, trump), DISCARD_ACTION_BASE)
 
 
 def playable(hand: int, led: int, trump: int, first_lead: bool) -> int:
-    """R12 (and R10): the card mask playable from ``hand``; ``led`` = the first card of the trick (-1 when
-    leading), ``trump`` = -1 while unknown, ``first_lead``: no trick of the hand finished yet."""
-    if led < 0:
-        if first_lead and trump >= 0:
-            return hand & SUIT_MASKS[trump]  # R10: with kitty_size > 0 the first lead is of the trump suit
-        return hand
-    follow = hand & SUIT_MASKS[led >> 3]
-    if not follow:
-        return hand
-    if trump >= 0:
-        return follow | (hand & SUIT_MASKS[trump])
-    return follow  # unreachable in a game: trump is always known once a card is led
+    """:func:`~smear_env.rules.playable` (R10, R12) with the led *card* (-1 when leading) instead of the led
+    suit."""
+    return playable_cards(hand, led >> 3, trump, first_lead)  # -1 >> 3 == -1: no suit led
 
 
 def play_actions(hand: int, led: int, trump: int, first_lead: bool) -> tuple[int, ...]:
-    """Play action ids of :func:`playable`."""
-    return _mask_actions(playable(hand, led, trump, first_lead), PLAY_ACTION_BASE)
-
-
-def deal_from(perm: Sequence[int]) -> tuple[list[list[int]], list[int]]:
-    """R5: a shuffled deck (a permutation of the 32 card ids) as ``(hands, stock)``: 6 cards to each seat in
-    turn, the last 8 to the stock (the kitty is its first cards, R9)."""
-    hands = [sorted(perm[i * HAND_SIZE:(i + 1) * HAND_SIZE]) for i in range(NUM_PLAYERS)]
-    return hands, list(perm[NUM_PLAYERS * HAND_SIZE:])
-
-
-def shuffled_deal(rng: np.random.Generator) -> tuple[list[list[int]], list[int]]:
-    """A uniformly random deal (R5) from ``rng``: :func:`deal_from` of ``rng.permutation(32)``."""
-    return deal_from(rng.permutation(NUM_CARDS).tolist())
+    """Play action ids of :func:`playable` (``led``: the first card of the trick, -1 when leading)."""
+    return _mask_actions(playable_cards(hand, led >> 3, trump, first_lead), PLAY_ACTION_BASE)
 
 
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -219,7 +197,7 @@ class Game:
         seed: int | np.random.Generator | None = None,
         next_dealer: int | None = None,
     ) -> Game:
-        """A game in a given state, e.g. mid-hand (for search: :func:`smear_env.infoset.determinize`).
+        """A game in a given state, e.g. mid-hand (:meth:`copy` builds its copies with it).
 
         ``state`` holds every name of :data:`STATE_FIELDS` (the attributes of the same names, taken as
         given: pass copies); ``next_dealer`` is the dealer of the next hand once this one is over (default:
@@ -329,14 +307,15 @@ class Game:
 
     @property
     def trump_public(self) -> bool:
-        """R22: trump is known to everyone once the first card of the hand is led."""
-        return self.trump >= 0 and (bool(self.tricks) or bool(self.trick))
+        """R22: trump is known to everyone once the first card of the hand is led
+        (:func:`~smear_env.rules.trump_known` of a player who is not the bidder)."""
+        return trump_known(self.trump, False, bool(self.tricks) or bool(self.trick))
 
     def trump_known_to(self, seat: int) -> bool:
         """Whether ``seat`` knows the trump suit: everyone once it is public; the bidder from the moment it
-        names it (R10, R23)."""
-        return self.trump >= 0 and (
-            (seat == self.bidder and self.phase != BIDDING) or bool(self.tricks) or bool(self.trick)
+        names it (R10, R23; :func:`~smear_env.rules.trump_known`)."""
+        return trump_known(
+            self.trump, seat == self.bidder and self.phase != BIDDING, bool(self.tricks) or bool(self.trick)
         )
 
     def dealer_stuck(self, seat: int | None = None) -> bool:
@@ -345,7 +324,7 @@ class Game:
         seat = self.to_act if seat is None else seat
         return (
             self.phase == BIDDING and self.to_act == seat and seat == self.dealer and self.high_bid == 0
-            and self.rules.all_pass == "dealer_must_bid"
+            and self.rules.all_pass == ALL_PASS_DEALER_MUST_BID
         )
 
     def legal_actions(self) -> tuple[int, ...]:
@@ -358,8 +337,9 @@ class Game:
     def _compute_legal(self) -> tuple[int, ...]:
         phase = self.phase
         if phase == PLAY:
-            led = self.trick[0] if self.trick else -1
-            return play_actions(self.hands[self.to_act], led, self.trump, not self.tricks)
+            led = self.trick[0] >> 3 if self.trick else -1
+            return _mask_actions(playable_cards(self.hands[self.to_act], led, self.trump, not self.tricks),
+                                 PLAY_ACTION_BASE)
         if phase == BIDDING:
             return bid_actions(self.high_bid, self.dealer_stuck())
         if phase == TRUMP:
@@ -481,18 +461,7 @@ class Game:
         if len(trick) < NUM_PLAYERS:
             self.to_act = (seat + 1) % NUM_PLAYERS
             return
-        # R12: highest trump, else highest card of the suit led.
-        trump = self.trump
-        led = trick[0] >> 3
-        best = -1
-        best_i = 0
-        for i, x in enumerate(trick):
-            s = x >> 3
-            key = (x & 7) + (64 if s == trump else 32 if s == led else 0)
-            if key > best:
-                best = key
-                best_i = i
-        winner = self.trick_seats[best_i]
+        winner = self.trick_seats[trick_winner(trick, self.trump)]  # R12
         self.won[winner & 1] |= (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << trick[3])
         self.tricks.append((self.trick_leader, tuple(self.trick_seats), tuple(trick), winner))
         self.trick = []
@@ -503,68 +472,24 @@ class Game:
             self._score_hand()
 
     def _score_hand(self) -> None:
-        rules = self.rules
-        trump = self.trump
-        tmask = SUIT_MASKS[trump]
+        """R13-R20: :func:`~smear_env.rules.score_hand` of the finished hand."""
         played = self.played_by
-
-        def team_that_played(c: int) -> int | None:
-            for seat in range(NUM_PLAYERS):
-                if played[seat] >> c & 1:
-                    return seat & 1
-            return None
-
-        if rules.high_low == "ace_seven":
-            high = team_that_played(trump * 8 + RANK_ACE)  # R13
-            low = team_that_played(trump * 8 + RANK_7)  # R14
-        else:
-            trumps_played = (played[0] | played[1] | played[2] | played[3]) & tmask
-            high = team_that_played(trumps_played.bit_length() - 1) if trumps_played else None
-            lowest = (trumps_played & -trumps_played).bit_length() - 1
-            low = team_that_played(lowest) if trumps_played else None
-        jack_bit = 1 << (trump * 8 + RANK_JACK)
-        jack = 0 if self.won[0] & jack_bit else 1 if self.won[1] & jack_bit else None  # R15
         bteam = self.bidder & 1
-        card_points = [game_points(self.won[0]), game_points(self.won[1])]
-        card_points[bteam] += game_points(sum(1 << c for c in self.discards))  # R16: discards count
-        if card_points[0] != card_points[1]:
-            game = 0 if card_points[0] > card_points[1] else 1
-        else:
-            game = bteam if rules.game_point_tie == "bidder" else None
-        awarded = {"high": high, "low": low, "jack": jack, "game": game}
-        won_points = [0, 0]
-        for t in awarded.values():
-            if t is not None:
-                won_points[t] += 1
-        # R17: contract; R20: cap for defenders.
-        made = won_points[bteam] >= self.contract
-        change = [0, 0]
-        change[bteam] = won_points[bteam] if made else -self.contract
-        dteam = 1 - bteam
-        change[dteam] = won_points[dteam]
-        old = self.scores[:]
-        new = [old[0] + change[0], old[1] + change[1]]
-        if rules.cap_defenders and new[dteam] > rules.target_score:
-            new[dteam] = max(old[dteam], rules.target_score)
-            change[dteam] = new[dteam] - old[dteam]
+        sc = score_hand(
+            self.rules, self.trump, played[0] | played[2], played[1] | played[3], self.won[0], self.won[1],
+            sum(1 << c for c in self.discards), bteam, self.contract, self.scores[0], self.scores[1],
+        )
+        new = list(sc.scores)
         self.scores = new
-        # R18/R19: winning.
-        target = rules.target_score
-        if rules.win_requires_bid:
-            winner = bteam if made and new[bteam] >= target else None
-        elif new[bteam] >= target:
-            winner = bteam  # also when both reached the target: the bidder's team wins
-        elif new[dteam] >= target:
-            winner = dteam
-        else:
-            winner = None
         self.hand_result = {
-            "points": awarded,
-            "card_points": card_points,
-            "made_contract": made,
-            "score_change": change,
+            "points": {"high": _team(sc.high), "low": _team(sc.low), "jack": _team(sc.jack),
+                       "game": _team(sc.game)},
+            "card_points": list(sc.card_points),
+            "made_contract": sc.made,
+            "score_change": list(sc.change),
             "scores": new[:],
         }
+        winner = _team(sc.winner)
         self._next_dealer = (self.dealer + 1) % NUM_PLAYERS  # R4
         self.history.append(self._hand_record())
         self.winner = winner
@@ -632,6 +557,11 @@ class Game:
         if players is not None:
             rec["players"] = list(players)
         return rec
+
+
+def _team(t: int) -> int | None:
+    """A team of :mod:`smear_env.rules` (-1: nobody) as a record's team (None: nobody)."""
+    return None if t < 0 else t
 
 
 def _json_copy(obj: Any) -> Any:

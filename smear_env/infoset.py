@@ -18,8 +18,7 @@ from math import comb
 
 import numpy as np
 
-from .cards import FULL_DECK, HAND_SIZE, STOCK_SIZE, SUIT_MASKS, cards_of
-from .config import SmearRules
+from .cards import FULL_DECK, HAND_SIZE, STOCK_SIZE
 from .game import BIDDING, Game, Phase
 
 
@@ -292,70 +291,3 @@ def sample_hidden(view: PlayerView, rng: np.random.Generator) -> HiddenDeal:
         hands[s] = got[i]
     discards = view.discards if is_bidder else (got[3] if n_disc else 0)
     return HiddenDeal(hands=tuple(hands), discards=discards, stock=got[-1])  # type: ignore[arg-type]
-
-
-def determinize(view: PlayerView, rules: SmearRules, rng: np.random.Generator) -> Game:
-    """A :class:`Game` in ``view``'s current state (phase, bids, trick, won cards, scores) whose hidden cards
-    come from :func:`sample_hidden`; for search. Seats are the view's seats.
-
-    What the view does not hold is filled in plausibly: the finished tricks are placeholders (only their
-    number is right, so records of the determinized game lack their plays), the kitty of another bidder is
-    k random cards of that bidder's, and an unknown trump (the observer is not the bidder, before the first
-    lead) is a random suit of the bidder's hand. The game's own generator is seeded from ``rng``.
-    """
-    if rules.kitty_size != view.kitty_size or rules.target_score != view.target_score:
-        raise ValueError(
-            f"rules (kitty_size={rules.kitty_size}, target_score={rules.target_score}) do not match the view "
-            f"(kitty_size={view.kitty_size}, target_score={view.target_score})"
-        )
-    deal = sample_hidden(view, rng)
-    k = rules.kitty_size
-    game_rng = np.random.default_rng(int(rng.integers(1 << 63)))
-    bidding_over = view.bidder is not None and view.phase != BIDDING
-    bidder = view.bidder if bidding_over else None
-    # original deal: current hand + played cards (+ discards - kitty for the bidder)
-    kitty = 0
-    if bidder is not None and k:
-        if bidder == view.seat:
-            kitty = view.kitty
-        else:
-            pool = cards_of(deal.hands[bidder] | view.played_by[bidder] | deal.discards)
-            kitty = sum(1 << pool[i] for i in rng.choice(len(pool), size=k, replace=False))
-    orig = []
-    for s in range(4):
-        m = deal.hands[s] | view.played_by[s]
-        if s == bidder:
-            m = (m | deal.discards) & ~kitty
-        orig.append(cards_of(m))
-    stock = cards_of(kitty) + [int(c) for c in rng.permutation(cards_of(deal.stock))]
-    order = [(view.dealer + 1 + i) % 4 for i in range(4)]
-    bids = [(s, view.bids[s]) for s in order if view.bids[s] is not None]
-    high_bidder = bidder
-    if not bidding_over:
-        for s, b in bids:
-            if b:
-                high_bidder = s  # the highest bid so far is the last one (R6)
-    trump = view.trump if view.trump is not None else -1
-    if trump < 0 and bidder is not None and k and view.phase in (Phase.DISCARD, Phase.PLAY):
-        suits = [s for s in range(4) if (deal.hands[bidder] | deal.discards) & SUIT_MASKS[s]]
-        trump = int(suits[int(rng.integers(len(suits)))])
-    trick_leader = view.trick_leader if view.trick_leader is not None else (
-        view.to_act if view.to_act is not None else -1)
-    n_done = (played_count(view) - len(view.trick)) // 4
-    state = {
-        "phase": int(view.phase), "scores": [view.scores[0], view.scores[1]], "winner": None,
-        "dealer": view.dealer, "hand_number": 0, "hands": list(deal.hands), "deal": orig, "stock": stock,
-        "bids": bids, "high_bid": max((b for b in view.bids if b), default=0), "bidder": high_bidder,
-        "contract": view.contract if bidding_over else None, "kitty": cards_of(kitty), "trump": trump,
-        "discards": cards_of(deal.discards), "trick": list(view.trick),
-        "trick_seats": [(trick_leader + i) % 4 for i in range(len(view.trick))], "trick_leader": trick_leader,
-        "tricks": [(-1, (), (), -1)] * n_done, "won": [view.won_by_team[0], view.won_by_team[1]],
-        "played_by": list(view.played_by), "voids": list(view.voids),
-        "to_act": view.to_act if view.to_act is not None else 0, "hand_thrown_in": False,
-        "hand_result": None, "history": [],
-    }
-    return Game.from_state(rules, state, seed=game_rng)
-
-
-def played_count(view: PlayerView) -> int:
-    return sum(m.bit_count() for m in view.played_by)

@@ -1,10 +1,11 @@
-"""Cards (R2, R3) and the game-point values (R16)."""
+"""Cards (R2, R3) and the game-point values (R16, smear_env.rules)."""
 
 from __future__ import annotations
 
 import pytest
 
 from smear_env import cards as C
+from smear_env.rules import game_points
 
 
 def test_R2_deck_has_32_cards_in_4_suits_of_8_ranks() -> None:
@@ -60,7 +61,7 @@ def test_R16_game_point_values_of_each_rank() -> None:
     expected = {"A": 4, "K": 3, "Q": 2, "J": 1, "T": 10, "9": 0, "8": 0, "7": 0}
     for s in "CDHS":
         for r, v in expected.items():
-            assert C.game_points(C.mask_of([r + s])) == v
-    assert C.game_points(C.FULL_DECK) == 80
-    assert C.game_points(C.mask_of(["AS", "TS", "JH", "KD", "QC", "9C"])) == 4 + 10 + 1 + 3 + 2
-    assert C.game_points(0) == 0
+            assert game_points(C.mask_of([r + s])) == v
+    assert game_points(C.FULL_DECK) == 80
+    assert game_points(C.mask_of(["AS", "TS", "JH", "KD", "QC", "9C"])) == 4 + 10 + 1 + 3 + 2
+    assert game_points(0) == 0

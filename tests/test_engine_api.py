@@ -10,7 +10,6 @@ import pytest
 
 from smear_env.config import SmearRules
 from smear_env.game import STATE_FIELDS, Game, deal_from, playable, shuffled_deal
-from smear_env.infoset import determinize, view_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,18 +50,6 @@ def test_copy_and_from_state_continue_identically():
     assert c.to_record() == g.to_record()
     with pytest.raises(ValueError, match="missing fields"):
         Game.from_state(None, {"phase": 0})
-
-
-def test_determinize_keeps_the_view():
-    rng = np.random.default_rng(1)
-    for seed in range(20):
-        g = Game(SmearRules(), seed=seed)
-        _random_walk(g, rng, int(rng.integers(0, 20)))
-        if g.phase >= 4:
-            continue
-        seat = g.to_act
-        d = determinize(view_of(g, seat), g.rules, rng)
-        assert view_of(d, seat) == view_of(g, seat)
 
 
 def test_rule_queries():

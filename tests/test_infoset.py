@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smear_env.cards import FULL_DECK, SUIT_MASKS
 from smear_env.config import SmearRules
 from smear_env.game import HAND_OVER, Game
-from smear_env.infoset import determinize, hidden_discard_count, sample_hidden, view_of
+from smear_env.infoset import hidden_discard_count, sample_hidden, view_of
 
 
 def _check(game: Game, seat: int, deal, view) -> None:
@@ -56,8 +57,6 @@ def test_r22_r23_sampled_deals_are_consistent(seed, kitty, steps, seat):
     rel = view.relative()
     d = sample_hidden(rel, rng)
     assert d.hands[0] == g.hands[seat]
-    if g.current_player == seat:
-        assert determinize(rel, rules, rng).legal_actions() == rel.legal_actions
 
 
 def test_sampler_is_uniform_over_consistent_assignments():
@@ -88,11 +87,13 @@ def test_sampler_is_uniform_over_consistent_assignments():
     assert _allocate(unknown, [(4, 0b0001), (1, 0), (1, 0)], rng) is None  # 3 diamonds cannot fill 4
 
 
-def test_r12_voids_respected_in_play():
+@pytest.mark.slow
+def test_r12_voids_respected_in_play(scale):
+    """Sampled deals respect every shown void, over SMEAR_SLOW_SCALE x 60 random hands."""
     rules = SmearRules(kitty_size=3, target_score=1000)
     rng = np.random.default_rng(0)
     checked = 0
-    for seed in range(60):
+    for seed in range(max(1, round(60 * scale))):
         g = Game(rules, seed=seed)
         while g.phase != HAND_OVER:
             if any(g.voids):
@@ -103,7 +104,7 @@ def test_r12_voids_respected_in_play():
                     checked += 1
             la = g.legal_actions()
             g.apply(la[int(rng.integers(len(la)))])
-    assert checked > 100
+    assert checked > 100 * min(scale, 1)
 
 
 def test_sampling_is_seeded():

@@ -15,8 +15,8 @@ pytest.importorskip("ray.rllib")
 import ray  # noqa: E402
 
 from smear_env.config import SmearRules  # noqa: E402
-from smear_env.evaluate import main as eval_main  # noqa: E402
-from smear_env.evaluate import run_match  # noqa: E402
+from smear_env.evaluation import run_match  # noqa: E402
+from smear_env.evaluation.cli import main as eval_main  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "rllib_ppo.yaml"
 

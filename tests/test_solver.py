@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from smear_env.actions import TRUMP_ACTION_BASE
 from smear_env.agents.solver import SolverState, contract_value, solve, solve_all_moves
-from smear_env.cards import mask_of, parse_card
+from smear_env.cards import SUIT_MASKS, mask_of, parse_card
 from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, PLAY, Game
+from smear_env.game import HAND_OVER, PLAY, TRUMP, Game
 
 
 def _random_until_play(g: Game, rng: np.random.Generator) -> None:
@@ -116,19 +117,47 @@ def test_custom_value_fn_and_contract_value():
 def test_bad_state_is_rejected_with_names():
     with pytest.raises(ValueError, match="hand sizes"):
         _state([["AS", "KS"], ["7S"], ["JS"], ["TH"]])
-    with pytest.raises(ValueError, match="high_low"):
+    with pytest.raises(ValueError, match="high_low 'x' must be one of 'ace_seven', 'in_play'"):
         _state([["AS"], ["7S"], ["JS"], ["TH"]], high_low="x")
+    with pytest.raises(ValueError, match="game_point_tie 'x' must be one of 'nobody', 'bidder'"):
+        _state([["AS"], ["7S"], ["JS"], ["TH"]], game_point_tie="x")
+
+
+def test_solver_state_takes_the_option_constants_of_the_config():
+    from smear_env.config import GAME_POINT_TIE_BIDDER, HIGH_LOW_IN_PLAY
+
+    hands = [["KS"], ["8S"], ["JS"], ["TH"]]  # KS wins the last trick for team 0: Jack and Game (14-0)
+    # ace_seven: no ace or 7 of trump in play -> team 0 has 2 points < contract 3: set, -3 - 0
+    assert solve(_state(hands, contract=3)) == -3
+    # in_play: High KS (team 0) and Low 8S (team 1) -> 3 points, contract made: 3 - 1
+    assert solve(_state(hands, contract=3, high_low=HIGH_LOW_IN_PLAY)) == 2
+    # R16 tie: no card points in play (0-0), no ace/7/jack of trump: Game only, to the bidder with "bidder"
+    tie = [["9S"], ["8S"], ["7H"], ["8H"]]
+    points = lambda pb, pd: pb  # noqa: E731 -- the bidder team's points
+    assert solve(_state(tie), points) == 0
+    assert solve(_state(tie, game_point_tie=GAME_POINT_TIE_BIDDER), points) == 1
+
+
+def _first_lead_state(rules: SmearRules, rng: np.random.Generator) -> SolverState:
+    """A first-lead position: random bids until someone bids, trump = the suit the bidder holds most of,
+    random discards (R6-R11)."""
+    for _ in range(1000):
+        g = Game(rules, seed=int(rng.integers(1 << 62)))
+        while g.phase not in (PLAY, HAND_OVER):
+            la = g.legal_actions()
+            if g.phase == TRUMP:
+                hand = g.hands[g.to_act]
+                g.apply(max(la, key=lambda a: (hand & SUIT_MASKS[a - TRUMP_ACTION_BASE]).bit_count()))
+            else:
+                g.apply(la[int(rng.integers(len(la)))])
+        if g.phase == PLAY:
+            return SolverState.from_game(g)
+    raise AssertionError("no deal reached the play phase in 1000 tries")
 
 
 def _first_lead_states(n: int, seed: int) -> list[SolverState]:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from solver_speed import first_lead_state
-
     rng = np.random.default_rng(seed)
-    return [first_lead_state(SmearRules(), rng) for _ in range(n)]
+    return [_first_lead_state(SmearRules(), rng) for _ in range(n)]
 
 
 def test_r12_r17_node_cap_exact_below_cap_and_leaf_valued_above():

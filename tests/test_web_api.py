@@ -11,7 +11,7 @@ import pytest
 
 from smear_env.agents import make_agent
 from smear_env.config import SmearRules
-from smear_env.evaluate import play_game
+from smear_env.evaluation import play_game
 from smear_env.play.cli import shipped_agent_path
 from smear_env.play.web import build_parser, create_app
 from tests.play_helpers import card_names_in, known_names

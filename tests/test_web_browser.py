@@ -19,7 +19,7 @@ import pytest
 
 from smear_env.agents import make_agent
 from smear_env.config import SmearRules
-from smear_env.evaluate import play_game
+from smear_env.evaluation import play_game
 from smear_env.play.cli import shipped_agent_path
 from smear_env.record import save_records
 

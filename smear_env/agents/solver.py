@@ -34,8 +34,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..cards import RANK_7, RANK_ACE, RANK_GAME_VALUE, RANK_JACK, SUIT_MASKS, cards_of, game_points
-from ..game import playable
+from ..cards import RANK_JACK, SUIT_MASKS, cards_of
+from ..config import GAME_POINT_TIE_NOBODY, GAME_POINT_TIE_VALUES, HIGH_LOW_ACE_SEVEN, HIGH_LOW_VALUES
+from ..rules import (
+    CARD_GAME_POINTS,
+    TRICK_KEYS,
+    contract_change,
+    game_point_team,
+    game_points,
+    high_low_teams,
+    jack_bit,
+    playable,
+)
 
 ValueFn = Callable[[int, int], float]
 
@@ -63,8 +73,10 @@ class SolverState:
     """Cards in tricks each team has won this hand."""
     discards: int = 0
     """The bidder's discards (count for the bidder team's Game total, R16)."""
-    high_low: str = "ace_seven"
-    game_point_tie: str = "nobody"
+    high_low: str = HIGH_LOW_ACE_SEVEN
+    """R13/R14 option (:data:`~smear_env.config.HIGH_LOW_VALUES`)."""
+    game_point_tie: str = GAME_POINT_TIE_NOBODY
+    """R16 option (:data:`~smear_env.config.GAME_POINT_TIE_VALUES`)."""
     first_lead: bool = False
     """True before the first card of the hand is led: with a known trump it must be led (R10)."""
 
@@ -73,10 +85,15 @@ class SolverState:
             raise ValueError(f"to_move {self.to_move!r} and bidder {self.bidder!r} must be seats 0..3")
         if self.trump not in (-1, 0, 1, 2, 3):
             raise ValueError(f"trump {self.trump!r} must be a suit 0..3 or -1 (not yet named)")
-        if self.high_low not in ("ace_seven", "in_play"):
-            raise ValueError(f"high_low {self.high_low!r} must be 'ace_seven' or 'in_play'")
-        if self.game_point_tie not in ("nobody", "bidder"):
-            raise ValueError(f"game_point_tie {self.game_point_tie!r} must be 'nobody' or 'bidder'")
+        if self.high_low not in HIGH_LOW_VALUES:
+            raise ValueError(
+                f"high_low {self.high_low!r} must be one of {', '.join(map(repr, HIGH_LOW_VALUES))}"
+            )
+        if self.game_point_tie not in GAME_POINT_TIE_VALUES:
+            raise ValueError(
+                f"game_point_tie {self.game_point_tie!r} must be one of "
+                f"{', '.join(map(repr, GAME_POINT_TIE_VALUES))}"
+            )
         if len(self.trick) > 3:
             raise ValueError(f"a current trick holds 0..3 cards, not {len(self.trick)}")
         sizes = [h.bit_count() for h in self.hands]
@@ -116,26 +133,19 @@ class SolverState:
 
 
 def contract_value(contract: int) -> ValueFn:
-    """R17: bidder team's score change minus the defenders'."""
+    """R17 (:func:`smear_env.rules.contract_change`): bidder team's score change minus the defenders'."""
 
     def value(pb: int, pd: int) -> float:
-        return (pb if pb >= contract else -contract) - pd
+        return contract_change(pb, contract) - pd
 
     return value
 
 
 def _legal(state: SolverState, trump: int) -> int:
-    """R10/R12 (the engine's :func:`~smear_env.game.playable`) for ``trump``; a first lead from a
-    determinized hand without trump may be any card."""
+    """R10/R12 (:func:`smear_env.rules.playable`) for ``trump``; a first lead from a sampled hand
+    without trump may be any card."""
     hand = state.hands[state.to_move]
-    return playable(hand, state.trick[0] if state.trick else -1, trump, state.first_lead) or hand
-
-
-def legalcards_of(state: SolverState) -> list[int]:
-    """Legal cards of the seat to move (R10, R12)."""
-    if state.trump < 0:
-        return cards_of(state.hands[state.to_move])
-    return cards_of(_legal(state, state.trump))
+    return playable(hand, state.trick[0] >> 3 if state.trick else -1, trump, state.first_lead) or hand
 
 
 # ---------------------------------------------------------------------------- equivalent cards
@@ -185,9 +195,8 @@ def _tables(trump: int) -> tuple:
     got = _TABLES.get(trump)
     if got is not None:
         return got
-    gv = [RANK_GAME_VALUE[c & 7] for c in range(32)]
-    kt = tuple(tuple((c & 7) + (64 if c >> 3 == trump else 32 if c >> 3 == led else 0) for c in range(32))
-               for led in range(4))
+    gv = CARD_GAME_POINTS
+    kt = TRICK_KEYS[trump][:4]  # R12: smear_env.rules.trick_key
     fk = tuple(tuple(tuple(kt[led][c] if kt[led][c] > w else 200 + gv[c] * 8 + (c & 7) for c in range(32))
                      for w in range(-1, 72)) for led in range(4))
     pk = tuple(tuple(tuple(-gv[c] * 8 + (kt[led][c] > w) * 4 for c in range(32)) for w in range(-1, 72))
@@ -222,10 +231,10 @@ class _Search:
         hands = self.hands
         tt = self.tt
         tmask = SUIT_MASKS[trump]
-        jbit = 1 << (trump * 8 + RANK_JACK)
         suit_masks = SUIT_MASKS
+        jbit = jack_bit(trump)
         gp = game_points
-        gv = [RANK_GAME_VALUE[c & 7] for c in range(32)]
+        gv = CARD_GAME_POINTS
         reps_fn = _reps
         reps_cache = _REPS
         inf = _INF
@@ -364,12 +373,11 @@ class _Search:
                 led = trick[0] >> 3
                 kt = kt_all[led]
                 if not legal:
-                    follow = hand & suit_masks[led]
-                    legal = (follow | (hand & tmask)) if follow else hand
+                    legal = playable(hand, led, trump, False)  # R12: follow suit or trump
             else:
                 led = -1
                 if not legal:
-                    legal = hand
+                    legal = hand  # R12: a later lead is any card (the hand's first lead comes with its cards)
             moves = moves_of(legal, alive, pm, jack)
             if len(moves) > 1:
                 if n == 0:
@@ -444,26 +452,13 @@ def _setup(state: SolverState, trump: int, value_fn: ValueFn | None, node_cap: i
     hands = state.hands
     in_hands = hands[0] | hands[1] | hands[2] | hands[3]
     pb = state.played_by
-    played_team = (pb[0] | pb[2], pb[1] | pb[3])
-    tmask = SUIT_MASKS[trump]
-
-    def team_of_card(c: int) -> int | None:
-        for s in range(4):
-            if (hands[s] | pb[s]) >> c & 1:
-                return s & 1
-        return None
-
     # R13/R14: every card in a hand will be played, so High and Low are fixed now.
-    if state.high_low == "ace_seven":
-        high = team_of_card(trump * 8 + RANK_ACE)
-        low = team_of_card(trump * 8 + RANK_7)
-    else:
-        trumps = (in_hands | played_team[0] | played_team[1]) & tmask
-        high = team_of_card(trumps.bit_length() - 1) if trumps else None
-        low = team_of_card((trumps & -trumps).bit_length() - 1) if trumps else None
+    team0 = hands[0] | pb[0] | hands[2] | pb[2]
+    team1 = hands[1] | pb[1] | hands[3] | pb[3]
+    high, low = high_low_teams(trump, team0, team1, state.high_low)
     fixed = [0, 0]
     for t in (high, low):
-        if t is not None:
+        if t >= 0:
             fixed[t] += 1
     fb, fd = fixed[bteam], fixed[1 - bteam]
     trick_mask = 0
@@ -472,7 +467,7 @@ def _setup(state: SolverState, trump: int, value_fn: ValueFn | None, node_cap: i
     won = state.won
     bpts = game_points(won[bteam]) + game_points(state.discards)
     total = bpts + game_points(won[1 - bteam]) + game_points(in_hands | trick_mask)
-    jbit = 1 << (trump * 8 + RANK_JACK)
+    jbit = jack_bit(trump)
     if (in_hands | trick_mask) & jbit:
         jack = JACK_OPEN
     elif won[bteam] & jbit:
@@ -482,11 +477,10 @@ def _setup(state: SolverState, trump: int, value_fn: ValueFn | None, node_cap: i
     else:
         jack = JACK_NOBODY
     vf = value_fn if value_fn is not None else contract_value(state.contract)
-    bidder_wins_tie = state.game_point_tie == "bidder"
-    gcls = []
+    gcls = []  # per bidder-team card points b: 0 the bidder's team wins Game, 1 the defenders, 2 nobody
     for b in range(total + 1):
-        d = total - b
-        gcls.append(0 if b > d else 1 if d > b else (0 if bidder_wins_tie else 2))  # R16
+        g = game_point_team(b, total - b, 0, state.game_point_tie)  # R16, the bidder's team as team 0
+        gcls.append(g if g >= 0 else 2)
     leaf = []
     for j in (JACK_BIDDER, JACK_DEFENDERS, JACK_NOBODY):
         row = []
