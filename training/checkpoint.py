@@ -81,9 +81,7 @@ def write_atomic(path: str | Path, write: Callable[[str], None]) -> None:
     which then replaces ``path`` (os.replace), so a failed or interrupted write leaves the old file as it
     was and no partial file. A write that fails (a full disk: OSError or safetensors' SafetensorError)
     raises OSError naming ``path``; the temporary file is removed."""
-    path = Path(path)
-    if path.is_symlink():
-        path = path.resolve()  # replace the file the link points to, not the link
+    path = Path(path)  # a symbolic link at ``path`` is replaced by the file, never written through
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     os.close(fd)

@@ -348,7 +348,7 @@ BOUNDS: dict[tuple[type, str], Bound] = {
     (EnvConfig, "score_scale"): Bound(0.0, None, lo_incl=False),
     (EnvConfig, "win_bonus"): Bound(0.0, None),
     (EnvConfig, "max_cycles"): Bound(1, 1_000_000),
-    (SelfPlayConfig, "opponents"): Bound(0.0, None, max_items=64),
+    (SelfPlayConfig, "opponents"): Bound(0.0, 1e6, max_items=64),
     (SelfPlayConfig, "snapshot_interval"): Bound(1, MAX_DECISIONS),
     (SelfPlayConfig, "pool_size"): Bound(1, 1_000),
     (SelfPlayConfig, "partner_refresh_interval"): Bound(1, MAX_DECISIONS),
@@ -535,18 +535,26 @@ def bound_text(cls: type, key: str) -> str:
 def _check_range(cls: type, key: str, full: str, v: Any, tp: Any) -> None:
     """Raise ConfigError when a number of field ``cls.key`` is not finite or outside :data:`BOUNDS` (for a
     list or mapping: each element, and the number of elements)."""
-    items = list(v.values()) if isinstance(v, dict) else v if isinstance(v, list) else [v]
-    for x in items:
+    if isinstance(v, dict):
+        items = [(f"{full}.{k}", x) for k, x in v.items()]
+    elif isinstance(v, list):
+        items = [(f"{full}[{i}]", x) for i, x in enumerate(v)]
+    else:
+        items = [(full, v)]
+    for name, x in items:
         if isinstance(x, float) and not math.isfinite(x):
-            raise ConfigError(f"config key {full!r}: expected a finite number, got {x!r}")
+            raise ConfigError(f"config key {name!r}: expected a finite number, got {x!r}")
     b = BOUNDS.get((cls, key))
     if b is None or v is None:
         return
     if b.max_items is not None and not b.min_items <= len(items) <= b.max_items:
         raise ConfigError(f"config key {full!r}: expected {bound_text(cls, key)}, got {len(items)} items")
-    for x in items:
+    tp = _hints(cls)[key]
+    each = b.text(nullable=False, integer=_is_int_type(tp))
+    for name, x in items:
         if isinstance(x, int | float) and not b.ok(x):
-            raise ConfigError(f"config key {full!r}: expected {bound_text(cls, key)}, got {short_repr(x)}")
+            want = each if name != full else bound_text(cls, key)
+            raise ConfigError(f"config key {name!r}: expected {want}, got {short_repr(x)}")
 
 
 def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 
 from .algorithms import Trainer, make_trainer
 from .checkpoint import same_file, write_text_atomic
-from .config import ConfigError, TrainConfig, dump_yaml, help_text, load_config
+from .config import MAX_DECISIONS, ConfigError, TrainConfig, dump_yaml, help_text, load_config
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -174,6 +174,11 @@ def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,
     tensors, meta = loaded if loaded is not None else read_checkpoint(path)
     check_compatible(meta, path, cfg.rules, wanted="this run's config",
                      advice="resume with the rule options it was trained on, or start a new run")
+    step = _checkpoint_step(meta)
+    if step is None:
+        raise ConfigError(f"--resume: checkpoint {str(path)!r} has no valid step count "
+                          f"({short_repr(meta.get('step'))}; expected an integer from 0 to {MAX_DECISIONS})")
+    meta = {**meta, "step": step}
     t = {k: torch.from_numpy(v.copy()) for k, v in tensors.items()}
     try:
         trainer.load_state(prefixed(t, "policy."), t, meta.get("state") or {}, int(meta["step"]))
@@ -184,7 +189,17 @@ def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,
         ) from None
     if isinstance(meta.get("init_from"), dict):
         trainer.init_source = meta["init_from"]  # type: ignore[attr-defined]
-    return float(meta.get("elapsed_s", 0.0))
+    elapsed = meta.get("elapsed_s", 0.0)
+    ok = isinstance(elapsed, int | float) and not isinstance(elapsed, bool) and 0 <= elapsed < 1e12
+    return float(elapsed) if ok else 0.0  # a damaged figure only shortens the reported training time
+
+
+def _checkpoint_step(meta: dict[str, Any]) -> int | None:
+    """A checkpoint's step count, or None when it is not an integer from 0 to MAX_DECISIONS."""
+    step = meta.get("step")
+    if isinstance(step, int) and not isinstance(step, bool) and 0 <= step <= MAX_DECISIONS:
+        return step
+    return None
 
 
 TEMP_SUFFIX = ".tmp"
@@ -223,7 +238,7 @@ def newest_readable_checkpoint(ckpt_dir: Path) -> tuple[Path, dict[str, Any], di
         got = read(latest)
         if got is not None:
             best = (latest, *got)
-    best_step = int(best[2].get("step", -1)) if best is not None else -1
+    best_step = (_checkpoint_step(best[2]) or 0) if best is not None else -1
     for n, p in steps:
         if n <= best_step:
             break
@@ -250,6 +265,8 @@ def win_text(evals: dict[str, float], fmt: str) -> str:
 def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float) -> dict[str, float]:
     from dataclasses import replace
 
+    from smear_env.agents.protocol import BotError
+
     from .evaluation import evaluate_policy
 
     rules = cfg.rules
@@ -259,7 +276,7 @@ def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float)
     for opp in cfg.eval.opponents:
         try:
             r = evaluate_policy(trainer.eval_policy(), opp, rules, games=cfg.eval.games, seed=cfg.seed + 777)
-        except (ValueError, ImportError) as e:
+        except (ValueError, ImportError, BotError) as e:  # an unavailable spec, or a bot that failed
             print(f"warning: evaluation against {opp!r} skipped: {e}", file=sys.stderr)
             continue
         out[f"eval/win_rate_vs_{opp}"] = r["win_rate"]
@@ -267,6 +284,12 @@ def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float)
         run.log({"step": trainer.step, "elapsed_s": round(elapsed, 1), "eval": r})
     run.scalars(out, trainer.step)
     return out
+
+
+def short_repr(value: Any) -> str:
+    from smear_env.actions import short_repr as short
+
+    return short(value)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -486,8 +509,8 @@ def failure_text(e: BaseException, run_dir: Path | None = None) -> str:
     from smear_env.agents.protocol import BotError
     from smear_env.game import IllegalActionError
 
-    if isinstance(e, BotError | IllegalActionError):
-        return f"an opponent failed: {e}"
+    if isinstance(e, BotError | IllegalActionError):  # a bot's message ends with its stderr lines: one line
+        return "an opponent failed: " + " | ".join(ln.strip() for ln in str(e).splitlines() if ln.strip())
     if isinstance(e, OSError):
         return f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
     if isinstance(e, ConfigError):
@@ -510,13 +533,47 @@ RUN_FOLDERS = ("checkpoints", "tb", "rllib")
 """The folders smear-train writes in a run folder (``rllib``: rllib_ppo's own state)."""
 
 
+def _is_run_checkpoint(p: Path) -> bool:
+    name = p.name
+    return (name == "latest.safetensors" or name.endswith(TEMP_SUFFIX)
+            or (name.startswith("step_") and name.endswith(".safetensors") and name[5:-12].isdigit()))
+
+
+def old_run_files(run_dir: Path) -> list[Path]:
+    """What --overwrite deletes: the checkpoints smear-train wrote (``step_N``, ``latest``, ``*.tmp``),
+    ``tb/`` (only TensorBoard event files in it), ``rllib/`` (rllib_ppo's state), ``train.log``,
+    ``win_rate.png`` and ``error.log``. A ``checkpoints/`` that holds anything else (the repository's
+    own ``checkpoints/`` of shipped agents, with ``--run-dir .``) is a ConfigError: nothing is deleted."""
+    ckpt = run_dir / "checkpoints"
+    out: list[Path] = []
+    if ckpt.is_dir():
+        other = sorted(p.name for p in ckpt.iterdir() if not (p.is_file() and _is_run_checkpoint(p)))
+        if other:
+            raise ConfigError(
+                f"--overwrite: {str(ckpt)!r} holds files smear-train did not write "
+                f"({short_repr(', '.join(other))}); is {str(run_dir)!r} a run folder? Nothing was deleted"
+            )
+        out += sorted(ckpt.iterdir())
+    tb = run_dir / "tb"
+    if tb.is_dir():
+        if all(p.is_dir() or p.name.startswith("events.out.tfevents.") for p in tb.rglob("*")):
+            out.append(tb)
+        else:
+            raise ConfigError(f"--overwrite: {str(tb)!r} holds files that are not TensorBoard events; is "
+                              f"{str(run_dir)!r} a run folder? Nothing was deleted")
+    if (run_dir / "rllib").is_dir():
+        out.append(run_dir / "rllib")
+    out += [run_dir / n for n in ("train.log", "win_rate.png", ERROR_LOG) if (run_dir / n).is_file()]
+    return out
+
+
 def remove_old_run(run_dir: Path) -> None:
-    """--overwrite: remove the old run's checkpoints, logs, TensorBoard events and plot (config.yaml and
-    command.txt are rewritten / appended)."""
-    for name in RUN_FOLDERS:
-        shutil.rmtree(run_dir / name, ignore_errors=True)
-    for name in ("train.log", "win_rate.png", ERROR_LOG):
-        (run_dir / name).unlink(missing_ok=True)
+    """--overwrite: remove :func:`old_run_files` (config.yaml is rewritten, command.txt appended to)."""
+    for p in old_run_files(run_dir):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
 
 
 def _agent_files(cfg: TrainConfig) -> list[tuple[str, Path]]:
@@ -567,6 +624,10 @@ def check_run_paths(cfg: TrainConfig, run_dir: Path, config_file: str | None) ->
             if _within(src, run_dir / name):
                 raise ConfigError(f"--config {str(src)!r} lies in the run folder's {name}/, which "
                                   "smear-train writes; keep your config file elsewhere")
+    for name in RUN_OUTPUTS:
+        if (run_dir / name).is_symlink():
+            raise ConfigError(f"run folder file {str(run_dir / name)!r} is a symbolic link: smear-train does "
+                              "not write through links (it could change any file); remove the link")
     for key, path in _agent_files(cfg):
         for name in RUN_FOLDERS:
             if _within(path, run_dir / name):
@@ -618,6 +679,8 @@ def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
                 )
             # --overwrite: the old run's checkpoints, logs and TensorBoard events are deleted by train(), once
             # the trainer is built and init_from has loaded (a config that fails leaves the old run as it was)
+            if args.overwrite:
+                old_run_files(run_dir)  # a folder that is not a run's is refused now
         check_writable(run_dir)
     except (ConfigError, CheckpointError) as e:
         return _error(e)
