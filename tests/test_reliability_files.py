@@ -84,12 +84,27 @@ def test_item7_failing_cmd_opponent_saves_progress_and_exits_with_one_line(
     err = capsys.readouterr().err
     assert rc == 1 and "Traceback" not in err
     line = [ln for ln in err.splitlines() if ln.startswith("smear-train: error:")]
-    assert len(line) == 1 and "an opponent failed" in line[0] and "bot broke down" in err
+    assert len(line) == 1 and "an agent failed" in line[0] and "bot broke down" in err
     assert "the progress is saved in" in line[0] and "--resume" in line[0]
     meta = read_checkpoint(run / "checkpoints" / "latest.safetensors")[1]
     assert 0 < meta["step"] < 100000
     assert main(["--run-dir", str(run), "--resume", "--set", "total_timesteps=1",
                  "--set", "selfplay.opponents={self: 1}"]) == 0
+
+
+def test_item7_failing_teacher_bot_and_eval_bot_are_one_line(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    """Issue 20 item 7: a `cmd:` teacher that dies during the warm start is one line (nothing to save: the
+    warm start is not resumable), and an evaluation bot that dies is a one-line warning, the run goes on."""
+    bot = _bot(tmp_path, fail_after=0)
+    assert main([*TINY, "--set", f"imitation.teacher={bot}", "--run-dir", str(tmp_path / "a")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "smear-train: error: the imitation warm start failed: an agent" in err
+    assert "bot broke down; no checkpoint saved" in err
+    assert main([*TINY, "--set", f"eval.opponents=[random, '{bot}']", "--run-dir", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    warning = [ln for ln in err.splitlines() if ln.startswith("warning: evaluation against")]
+    assert len(warning) == 1 and "bot broke down" in warning[0] and "Traceback" not in err
 
 
 def test_item7_any_exception_during_training_saves_and_keeps_the_traceback_in_the_run(
@@ -138,9 +153,30 @@ def test_item8_records_onto_the_evaluated_checkpoint_is_refused_and_leaves_it_in
             eval_main([str(ckpt), "random", "--games", "2", "--target-score", "5", "--records", str(target)])
         assert e.value.code == 2
         err = capsys.readouterr().err
-        assert "is the checkpoint of agent" in err and "Traceback" not in err
+        assert "is the checkpoint or program of agent" in err and "Traceback" not in err
         assert ckpt.read_bytes() == before
     assert read_checkpoint(ckpt)[1]["step"] > 0
+
+
+def test_item8_records_onto_a_bot_program_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 20 item 8 (beyond the list): `--records bot.py` for the bot `cmd:python bot.py` would replace
+    the bot's own script; it is refused and the script keeps its bytes."""
+    script = tmp_path / "bot.py"
+    shutil.copy(ROOT / "examples" / "random_bot.py", script)
+    before = script.read_bytes()
+    with pytest.raises(SystemExit):
+        eval_main([f"cmd:{PY} {script}", "random", "--games", "2", "--records", str(script)])
+    assert "is the checkpoint or program of agent" in capsys.readouterr().err
+    assert script.read_bytes() == before
+
+
+def test_item9_resume_with_overwrite_is_refused(run_copy: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 20 item 9 (beyond the list): `--resume --overwrite` (contradictory) is a usage error that
+    changes nothing."""
+    before = _folder_state(run_copy)
+    with pytest.raises(SystemExit):
+        main(["--run-dir", str(run_copy), "--resume", "--overwrite"])
+    assert "give one of them" in capsys.readouterr().err and _folder_state(run_copy) == before
 
 
 def test_item8_records_go_to_a_temporary_file_that_replaces_the_old_one(
@@ -466,16 +502,12 @@ def test_small_interrupt_during_start_up_is_one_line(tmp_path: Path, monkeypatch
     assert not (run / "checkpoints").exists() or not list((run / "checkpoints").iterdir())
 
 
-@pytest.mark.parametrize("prog", ["train", "eval"])
-def test_small_sigterm_while_starting_never_tracebacks(tmp_path: Path, prog: str) -> None:
-    """Issue 20 small: SIGTERM at several moments of start-up (imports, config, agents, the first
-    games) ends smear-train / smear-eval with status 130 (or -15 / 143 before Python runs its code) and
-    never a traceback."""
-    if prog == "train":
-        cmd = [PY, "-m", "training.train", *TINY, "--set", "total_timesteps=1000000",
-               "--run-dir", str(tmp_path / "run")]
-    else:
-        cmd = [PY, "-m", "smear_env.evaluation.cli", "heuristic", "random", "--games", "20000"]
+def test_small_sigterm_while_smear_train_starts_never_tracebacks(tmp_path: Path) -> None:
+    """Issue 20 small: SIGTERM at several moments of smear-train's start-up (imports, config, trainer,
+    first updates) ends with status 130 and one line (or -15 before Python runs its code), never a
+    KeyboardInterrupt traceback."""
+    cmd = [PY, "-m", "training.train", *TINY, "--set", "total_timesteps=1000000", "--run-dir",
+           str(tmp_path / "run")]
     for delay in (0.5, 1.5, 3.0):
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, cwd=ROOT)
         time.sleep(delay)
@@ -483,11 +515,42 @@ def test_small_sigterm_while_starting_never_tracebacks(tmp_path: Path, prog: str
         assert p.stderr is not None
         err = p.stderr.read().decode()
         rc = p.wait(timeout=60)
-        assert rc in (130, -15), (delay, rc, err)
-        assert "Traceback" not in err, (delay, err)
+        assert rc in (130, -15) and "Traceback" not in err, (delay, rc, err)
         if rc == 130:
-            assert err.strip().splitlines()[-1].startswith(f"smear-{prog}: interrupted") or \
-                "interrupted: saved" in err
+            assert "smear-train: interrupted before training started" in err or "interrupted: saved" in err
+
+
+def test_small_interrupt_while_smear_eval_starts_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    """Issue 20 small: Ctrl-C / SIGTERM while smear-eval checks its agents is one line, status 130."""
+    import smear_env.agents.registry as registry
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt("signal 15")
+
+    monkeypatch.setattr(registry, "make_agent", interrupted)
+    assert eval_main(["heuristic", "random", "--games", "2"]) == 130
+    assert capsys.readouterr().err.strip() == "smear-eval: interrupted"
+
+
+def test_small_sigterm_during_a_match_keeps_the_records(tmp_path: Path) -> None:
+    """Issue 20 small: `kill` (SIGTERM) of smear-eval during a match (with --workers 2) ends like Ctrl-C:
+    status 130, one line, and the finished games in --records (it was killed with nothing kept)."""
+    out = tmp_path / "games.jsonl"
+    cmd = [PY, "-m", "smear_env.evaluation.cli", "heuristic", "random", "--games", "20000", "--workers", "2",
+           "--records", str(out)]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not (out.exists() or list(tmp_path.glob("games.jsonl.*.tmp"))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    assert p.stderr is not None
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 130, err
+    assert "Traceback" not in err and "smear-eval: interrupted;" in err
+    n = int(err.split("interrupted; ")[1].split()[0])
+    assert len(out.read_text().splitlines()) == n and not list(tmp_path.glob("*.tmp"))
 
 
 # ------------------------------------------------------------------------------------------- issue 25

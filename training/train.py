@@ -277,7 +277,8 @@ def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float)
         try:
             r = evaluate_policy(trainer.eval_policy(), opp, rules, games=cfg.eval.games, seed=cfg.seed + 777)
         except (ValueError, ImportError, BotError) as e:  # an unavailable spec, or a bot that failed
-            print(f"warning: evaluation against {opp!r} skipped: {e}", file=sys.stderr)
+            text = " | ".join(ln.strip() for ln in str(e).splitlines() if ln.strip())
+            print(f"warning: evaluation against {opp!r} skipped: {text}", file=sys.stderr)
             continue
         out[f"eval/win_rate_vs_{opp}"] = r["win_rate"]
         out[f"eval/margin_per_hand_vs_{opp}"] = r["margin_per_hand"]
@@ -510,7 +511,7 @@ def failure_text(e: BaseException, run_dir: Path | None = None) -> str:
     from smear_env.game import IllegalActionError
 
     if isinstance(e, BotError | IllegalActionError):  # a bot's message ends with its stderr lines: one line
-        return "an opponent failed: " + " | ".join(ln.strip() for ln in str(e).splitlines() if ln.strip())
+        return "an agent failed: " + " | ".join(ln.strip() for ln in str(e).splitlines() if ln.strip())
     if isinstance(e, OSError):
         return f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
     if isinstance(e, ConfigError):
@@ -655,6 +656,8 @@ def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
     from smear_env.agents.checkpoint import CheckpointError
 
     try:
+        if args.resume and args.overwrite:
+            ap.error("--resume continues a run and --overwrite starts it afresh: give one of them")
         if args.resume:
             if not args.run_dir and not args.config:
                 ap.error("--resume needs --run-dir (or --config, whose default run folder is used)")

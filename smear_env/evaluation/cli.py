@@ -153,10 +153,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _spec_files(spec: str) -> list[str]:
-    """The checkpoint files an agent spec reads (a path, or a shipped agent's file)."""
+    """The files an agent spec reads: a checkpoint path, a shipped agent's file, the files named on a
+    ``cmd:`` bot's command line."""
     from ..agents.shipped import SHIPPED_AGENTS, shipped_path
 
     spec = spec.strip()
+    if spec.startswith("cmd"):  # a bot: its program and script files
+        import shlex
+
+        try:
+            words = shlex.split(spec.partition(":")[2])
+        except ValueError:
+            return []
+        return [w for w in words if os.path.isfile(w)]
     if spec in SHIPPED_AGENTS:
         try:
             return [str(shipped_path(spec))]
@@ -256,8 +265,8 @@ def _main(argv: Sequence[str] | None) -> int:
         for spec in args.agents:
             for f in _spec_files(spec):
                 if same_file(args.records, f):
-                    ap.error(f"--records {args.records!r} is the checkpoint of agent {spec!r}: writing the "
-                             "records there would destroy it; pick another file")
+                    ap.error(f"--records {args.records!r} is the checkpoint or program of agent {spec!r}: "
+                             "writing the records there would destroy it; pick another file")
     # check the specs up front: a clear error instead of a traceback from a worker
     from ..agents.protocol import BotError
     from ..agents.registry import make_agent
