@@ -24,7 +24,7 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev
 VENV ?= .venv
 BIN := $(VENV)/bin
 RUN_DIR ?= runs/quickstart
-EVAL_GAMES ?= 200
+EVAL_GAMES ?= 400
 PYTEST_WORKERS ?= 2
 
 # Reinstalled when the dependencies change, or when a package first appears (an editable install
@@ -52,6 +52,9 @@ $(STAMP): $(STAMP_DEPS) | $(BIN)/python
 
 install: $(STAMP)
 
+# The quickstart's budget is learner decisions (configs/quickstart.yaml), not seconds: every machine trains the
+# same agent, and these evaluations print the same figures everywhere (smear-eval --json: the same JSON but for
+# its "seconds").
 run: $(STAMP)
 	$(BIN)/smear-train --config configs/quickstart.yaml --run-dir $(RUN_DIR) --overwrite
 	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors heuristic --games $(EVAL_GAMES)

@@ -82,7 +82,7 @@ def test_bad_choice_and_bad_rule_value():
         from_dict({"algorithm": {"name": "dqn"}})
     with pytest.raises(ConfigError, match=r"rules.*kitty_size=7"):
         from_dict({"rules": {"kitty_size": 7}})
-    with pytest.raises(ConfigError, match=r"'n_envs': expected an integer >= 1"):
+    with pytest.raises(ConfigError, match=r"'n_envs': expected an integer from 1 to 16384"):
         from_dict({"n_envs": 0})
     with pytest.raises(ConfigError, match=r"'win' needs env.episode 'game'"):
         from_dict({"env": {"reward": "win", "episode": "hand"}})

@@ -9,9 +9,12 @@ the policy alone from a training checkpoint (:func:`export_policy`).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +51,65 @@ def base_metadata(rules: SmearRules, network: dict[str, Any], algorithm: str, st
 
 
 # --------------------------------------------------------------------------------------------- write
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether paths ``a`` and ``b`` name the same file (the same resolved path, or, both existing, the
+    same inode: hard links and symlinks included)."""
+    pa, pb = Path(a), Path(b)
+    try:
+        if pa.exists() and pb.exists():
+            return os.path.samefile(pa, pb)
+    except OSError:
+        pass
+    return pa.resolve() == pb.resolve()
+
+
+def _write_error(path: Path, e: BaseException) -> OSError:
+    """An OSError saying why ``path`` could not be written, from an OSError or safetensors' SafetensorError
+    (which a full disk raises: "Error while serializing: I/O error: No space left on device (os error
+    28)")."""
+    if isinstance(e, OSError):
+        return OSError(e.errno, e.strerror or str(e), str(path))
+    text = str(e)
+    m = re.search(r"(?:I/O error: )?([^:]*?) \(os error (\d+)\)\s*$", text)
+    if m:
+        return OSError(int(m.group(2)), m.group(1).strip(), str(path))
+    return OSError(errno.EIO, text[:300], str(path))
+
+
+def write_atomic(path: str | Path, write: Callable[[str], None]) -> None:
+    """Write ``path`` atomically: ``write(tmp)`` fills a temporary file in the same folder (``*.tmp``),
+    which then replaces ``path`` (os.replace), so a failed or interrupted write leaves the old file as it
+    was and no partial file. A write that fails (a full disk: OSError or safetensors' SafetensorError)
+    raises OSError naming ``path``; the temporary file is removed."""
+    path = Path(path)  # a symbolic link at ``path`` is replaced by the file, never written through
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        try:
+            write(tmp)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except OSError as e:
+            raise _write_error(path, e) from None
+        except Exception as e:
+            if type(e).__name__ != "SafetensorError":
+                raise
+            raise _write_error(path, e) from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """:func:`write_atomic` of a UTF-8 text."""
+    write_atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
 def save_tensors(path: str | Path, tensors: dict[str, Any], meta: dict[str, Any]) -> None:
-    """Write atomically (temp file in the same folder + os.replace). ``tensors``: name -> torch tensor or
-    numpy array."""
+    """Write atomically (temp file in the same folder + os.replace, :func:`write_atomic`). ``tensors``:
+    name -> torch tensor or numpy array. A failed write (a full disk) raises OSError and leaves any
+    earlier file at ``path`` intact."""
     from safetensors.numpy import save_file
 
     arrays = {}
@@ -58,18 +117,8 @@ def save_tensors(path: str | Path, tensors: dict[str, Any], meta: dict[str, Any]
         if hasattr(v, "detach"):
             v = v.detach().cpu().contiguous().numpy()
         arrays[k] = np.ascontiguousarray(v)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        save_file(arrays, tmp, metadata={META_KEY: json.dumps(meta)})
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    header = {META_KEY: json.dumps(meta)}
+    write_atomic(path, lambda tmp: save_file(arrays, tmp, metadata=header))
 
 
 def load_policy_state(
@@ -84,7 +133,10 @@ def load_policy_state(
 
 
 def export_policy(src: str | Path, dst: str | Path, extra_meta: dict[str, Any] | None = None) -> None:
-    """Copy only the policy weights (no optimizer, pool or RNG state) of a checkpoint: a small agent file."""
+    """Copy only the policy weights (no optimizer, pool or RNG state) of a checkpoint: a small agent file.
+    ``dst`` the same file as ``src`` is a ValueError (the training state would be lost)."""
+    if same_file(src, dst):
+        raise ValueError(f"export_policy: the output {str(dst)!r} is the checkpoint being read")
     tensors, meta = read_checkpoint(src)
     meta = dict(meta)
     meta.pop("state", None)

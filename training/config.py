@@ -10,12 +10,16 @@ A config file is YAML with a ``default:`` block and optional named variants (RL-
       network: {hidden_sizes: [64, 64]}
 
 Validation: an unknown or misspelled key is an error naming it and the closest valid key; a value of the
-wrong type or outside its range (:data:`RANGES`; every float must be finite) is an error naming the key
-and the expected values; ``selfplay.opponents`` and ``imitation.teacher`` must name agents that can be
-built. ``smear-train --help-config`` prints every field with its default and documentation.
+wrong type or outside its bounds (:data:`BOUNDS`: the one table of lower and upper bounds; every float
+must be finite, nan and inf are refused) is an error naming the key and the expected values; one rollout
+(``algorithm.n_steps * n_envs``) holds at most :data:`MAX_ROLLOUT` decisions; ``selfplay.opponents`` and
+``imitation.teacher`` must name agents that can be built. ``smear-train --help-config`` prints every field
+with its default, bounds and documentation.
 
-Files are parsed with a bound: at most :data:`MAX_CONFIG_BYTES`, nesting at most :data:`MAX_YAML_DEPTH`
-levels, and no YAML aliases (``*name``; a few nested aliases can expand to gigabytes). Error messages
+Files are parsed with a bound: at most :data:`MAX_CONFIG_BYTES` read (of any file: a pipe or device such as
+``/dev/zero`` too), nesting at most :data:`MAX_YAML_DEPTH` levels, no YAML aliases (``*name``; a few nested
+aliases can expand to gigabytes) and no duplicate keys in a mapping (two ``default:`` blocks, or a key given
+twice, is an error naming the key and both lines instead of the last one silently winning). Error messages
 echo at most a short prefix of a bad value.
 """
 
@@ -265,37 +269,109 @@ CHOICES: dict[tuple[type, str], tuple[str, ...]] = {
     (TrainConfig, "vec_env"): ("dummy", "subproc"),
 }
 
-# (section, field) -> (low, high, low inclusive, high inclusive, text); None: unbounded on that side.
-RANGES: dict[tuple[type, str], tuple[float | None, float | None, bool, bool, str]] = {
-    (AlgorithmConfig, "learning_rate"): (0.0, None, False, False, "a number > 0"),
-    (AlgorithmConfig, "gamma"): (0.0, 1.0, True, True, "a number in [0, 1]"),
-    (AlgorithmConfig, "gae_lambda"): (0.0, 1.0, True, True, "a number in [0, 1]"),
-    (AlgorithmConfig, "clip_range"): (0.0, None, False, False, "a number > 0"),
-    (AlgorithmConfig, "ent_coef"): (0.0, None, True, False, "a number >= 0"),
-    (AlgorithmConfig, "ent_coef_final"): (0.0, None, True, False, "a number >= 0 or null"),
-    (AlgorithmConfig, "vf_coef"): (0.0, None, True, False, "a number >= 0"),
-    (AlgorithmConfig, "max_grad_norm"): (0.0, None, False, False, "a number > 0"),
-    (AlgorithmConfig, "target_kl"): (0.0, None, False, False, "a number > 0 or null"),
-    (EnvConfig, "win_bonus"): (0.0, None, True, False, "a number >= 0"),
-    (EnvConfig, "score_scale"): (0.0, None, False, False, "a number > 0"),
-    (ImitationConfig, "learning_rate"): (0.0, None, False, False, "a number > 0"),
-    (ImitationConfig, "epsilon"): (0.0, 1.0, True, True, "a number in [0, 1]"),
-    (EvalConfig, "interval"): (0, None, True, False, "an integer >= 0"),
-    (EvalConfig, "target_score"): (1, 2**20, True, True, "an integer from 1 to 1048576 or null"),
-    (OutputConfig, "keep_checkpoints"): (0, None, True, False, "an integer >= 0"),
-    (TrainConfig, "time_limit"): (0.0, None, False, False, "a number of seconds > 0 or null"),
-    (TrainConfig, "seed"): (0, 2**63 - 1, True, True, "an integer from 0 to 2**63 - 1"),
-}
+@dataclass(frozen=True)
+class Bound:
+    """The allowed values of a number field (of each element, for a list or mapping field)."""
 
-POSITIVE_INTS = {
-    (AlgorithmConfig, "n_steps"), (AlgorithmConfig, "batch_size"), (AlgorithmConfig, "n_epochs"),
-    (TrainConfig, "n_envs"), (TrainConfig, "torch_threads"), (TrainConfig, "total_timesteps"),
-    (EnvConfig, "max_cycles"), (SelfPlayConfig, "snapshot_interval"), (SelfPlayConfig, "pool_size"),
-    (SelfPlayConfig, "partner_refresh_interval"), (ImitationConfig, "decisions"), (ImitationConfig, "epochs"),
-    (ImitationConfig, "batch_size"), (ImitationConfig, "workers"), (EvalConfig, "games"),
-    (OutputConfig, "checkpoint_interval"),
-}
+    lo: float | None
+    """Smallest value (None: unbounded below)."""
+    hi: float | None
+    """Largest value (None: unbounded above)."""
+    lo_incl: bool = True
+    hi_incl: bool = True
+    unit: str = ""
+    """Said after "a number" in messages, e.g. "of seconds"."""
+    max_items: int | None = None
+    """List / mapping fields: most elements (None: not bounded)."""
+    min_items: int = 1
+    """List / mapping fields with max_items: fewest elements."""
 
+    def text(self, nullable: bool = False, integer: bool = False) -> str:
+        """``"an integer from 1 to 16384"``, ``"a number in (0, 1]"``, ...: what the error messages say."""
+        kind = ("an integer" if integer else "a number") + (f" {self.unit}" if self.unit else "")
+        lo, hi = (_fmt_bound(x) for x in (self.lo, self.hi))
+        if self.lo is not None and self.hi is not None:
+            if integer and self.lo_incl and self.hi_incl:
+                out = f"{kind} from {lo} to {hi}"
+            else:
+                out = f"{kind} in {'[' if self.lo_incl else '('}{lo}, {hi}{']' if self.hi_incl else ')'}"
+        elif self.lo is not None:
+            out = f"{kind} {'>=' if self.lo_incl else '>'} {lo}"
+        elif self.hi is not None:
+            out = f"{kind} {'<=' if self.hi_incl else '<'} {hi}"
+        else:
+            out = kind
+        return out + (" or null" if nullable else "")
+
+    def ok(self, v: float) -> bool:
+        lo, hi = self.lo, self.hi
+        return ((lo is None or (v >= lo if self.lo_incl else v > lo))
+                and (hi is None or (v <= hi if self.hi_incl else v < hi)))
+
+
+def _fmt_bound(x: float | None) -> str:
+    if x is None:
+        return ""
+    if float(x).is_integer():
+        n = int(x)
+        if n == 2**63 - 1:
+            return "2**63 - 1"
+        if n >= 10**6 and str(n).rstrip("0") == "1":
+            return f"10**{len(str(n)) - 1}"
+        return str(n)
+    return repr(float(x))
+
+
+MAX_DECISIONS = 10**12
+"""Largest learner-decision count of any budget or interval (about 3 years at 10,000 decisions/s)."""
+MAX_ROLLOUT = 2**18
+"""Most learner decisions in one rollout (``algorithm.n_steps * n_envs``): 262,144 decisions hold about
+0.5 GB of observations, and ``time_limit`` is checked between updates, so one update is the most it can be
+overrun by (the shipped configs use 8,192)."""
+
+# (section, field) -> its bounds: THE table of allowed values of every number field (checked in build();
+# printed by --help-config). Every float must be finite as well (nan / inf are refused everywhere).
+BOUNDS: dict[tuple[type, str], Bound] = {
+    (AlgorithmConfig, "learning_rate"): Bound(0.0, None, lo_incl=False),
+    (AlgorithmConfig, "n_steps"): Bound(1, 100_000),
+    (AlgorithmConfig, "batch_size"): Bound(1, MAX_ROLLOUT),
+    (AlgorithmConfig, "n_epochs"): Bound(1, 1_000),
+    (AlgorithmConfig, "gamma"): Bound(0.0, 1.0),
+    (AlgorithmConfig, "gae_lambda"): Bound(0.0, 1.0),
+    (AlgorithmConfig, "clip_range"): Bound(0.0, None, lo_incl=False),
+    (AlgorithmConfig, "ent_coef"): Bound(0.0, None),
+    (AlgorithmConfig, "ent_coef_final"): Bound(0.0, None),
+    (AlgorithmConfig, "vf_coef"): Bound(0.0, None),
+    (AlgorithmConfig, "max_grad_norm"): Bound(0.0, None, lo_incl=False),
+    (AlgorithmConfig, "target_kl"): Bound(0.0, None, lo_incl=False),
+    (NetworkConfig, "hidden_sizes"): Bound(1, 4_096, max_items=8),
+    (EnvConfig, "score_scale"): Bound(0.0, None, lo_incl=False),
+    (EnvConfig, "win_bonus"): Bound(0.0, None),
+    (EnvConfig, "max_cycles"): Bound(1, 1_000_000),
+    (SelfPlayConfig, "opponents"): Bound(0.0, 1e6, max_items=64),
+    (SelfPlayConfig, "snapshot_interval"): Bound(1, MAX_DECISIONS),
+    (SelfPlayConfig, "pool_size"): Bound(1, 1_000),
+    (SelfPlayConfig, "partner_refresh_interval"): Bound(1, MAX_DECISIONS),
+    (ImitationConfig, "decisions"): Bound(1, 5_000_000),
+    (ImitationConfig, "epochs"): Bound(1, 1_000),
+    (ImitationConfig, "batch_size"): Bound(1, MAX_ROLLOUT),
+    (ImitationConfig, "learning_rate"): Bound(0.0, None, lo_incl=False),
+    (ImitationConfig, "epsilon"): Bound(0.0, 1.0),
+    (ImitationConfig, "workers"): Bound(1, 256),
+    (EvalConfig, "interval"): Bound(0, MAX_DECISIONS),
+    (EvalConfig, "games"): Bound(1, 100_000),
+    (EvalConfig, "opponents"): Bound(None, None, max_items=64, min_items=0),
+    (EvalConfig, "target_score"): Bound(1, 2**20),
+    (OutputConfig, "checkpoint_interval"): Bound(1, MAX_DECISIONS),
+    (OutputConfig, "keep_checkpoints"): Bound(0, None),
+    (RayConfig, "num_env_runners"): Bound(0, 1_024),
+    (RayConfig, "num_cpus"): Bound(1, 4_096),
+    (TrainConfig, "total_timesteps"): Bound(1, MAX_DECISIONS),
+    (TrainConfig, "time_limit"): Bound(0.0, 1e7, lo_incl=False, unit="of seconds"),
+    (TrainConfig, "n_envs"): Bound(1, 16_384),
+    (TrainConfig, "torch_threads"): Bound(1, 256),
+    (TrainConfig, "seed"): Bound(0, 2**63 - 1),
+}
 
 # --------------------------------------------------------------------------------------------- docs
 def field_docs(cls: type) -> dict[str, str]:
@@ -429,9 +505,7 @@ def build(cls: type, data: Any, prefix: str = "") -> Any:
         choices = CHOICES.get((cls, key))
         if choices is not None and v not in choices:
             raise ConfigError(f"config key {full!r}: {v!r} is not one of {', '.join(map(repr, choices))}")
-        if (cls, key) in POSITIVE_INTS and v < 1:
-            raise ConfigError(f"config key {full!r}: expected an integer >= 1, got {v!r}")
-        _check_range(cls, key, full, v)
+        _check_range(cls, key, full, v, tp)
         kwargs[key] = v
     try:
         return cls(**kwargs)
@@ -439,18 +513,48 @@ def build(cls: type, data: Any, prefix: str = "") -> Any:
         raise ConfigError(f"config section {prefix.rstrip('.')!r}: {e}") from e
 
 
-def _check_range(cls: type, key: str, full: str, v: Any) -> None:
-    """Raise ConfigError when a number of field ``cls.key`` is not finite or outside :data:`RANGES`."""
-    for x in v.values() if isinstance(v, dict) else v if isinstance(v, list) else [v]:
+def _is_int_type(tp: Any) -> bool:
+    args = [a for a in typing.get_args(tp) if a is not type(None)] or [tp]
+    inner = [typing.get_args(a)[-1] if typing.get_origin(a) in (list, dict) else a for a in args]
+    return all(a is int for a in inner)
+
+
+def bound_text(cls: type, key: str) -> str:
+    """What field ``cls.key`` allows, from :data:`BOUNDS` ("" for a field without bounds)."""
+    b = BOUNDS.get((cls, key))
+    if b is None:
+        return ""
+    tp = _hints(cls)[key]
+    text = b.text(nullable=type(None) in typing.get_args(tp), integer=_is_int_type(tp))
+    if b.max_items is not None:
+        each = "" if b.lo is None and b.hi is None else f", each {text}"
+        text = f"{b.min_items} to {b.max_items} items{each}"
+    return text
+
+
+def _check_range(cls: type, key: str, full: str, v: Any, tp: Any) -> None:
+    """Raise ConfigError when a number of field ``cls.key`` is not finite or outside :data:`BOUNDS` (for a
+    list or mapping: each element, and the number of elements)."""
+    if isinstance(v, dict):
+        items = [(f"{full}.{k}", x) for k, x in v.items()]
+    elif isinstance(v, list):
+        items = [(f"{full}[{i}]", x) for i, x in enumerate(v)]
+    else:
+        items = [(full, v)]
+    for name, x in items:
         if isinstance(x, float) and not math.isfinite(x):
-            raise ConfigError(f"config key {full!r}: expected a finite number, got {x!r}")
-    spec = RANGES.get((cls, key))
-    if spec is None or v is None:
+            raise ConfigError(f"config key {name!r}: expected a finite number, got {x!r}")
+    b = BOUNDS.get((cls, key))
+    if b is None or v is None:
         return
-    lo, hi, lo_incl, hi_incl, text = spec
-    ok = (lo is None or (v >= lo if lo_incl else v > lo)) and (hi is None or (v <= hi if hi_incl else v < hi))
-    if not ok:
-        raise ConfigError(f"config key {full!r}: expected {text}, got {short_repr(v)}")
+    if b.max_items is not None and not b.min_items <= len(items) <= b.max_items:
+        raise ConfigError(f"config key {full!r}: expected {bound_text(cls, key)}, got {len(items)} items")
+    tp = _hints(cls)[key]
+    each = b.text(nullable=False, integer=_is_int_type(tp))
+    for name, x in items:
+        if isinstance(x, int | float) and not b.ok(x):
+            want = each if name != full else bound_text(cls, key)
+            raise ConfigError(f"config key {name!r}: expected {want}, got {short_repr(x)}")
 
 
 def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
@@ -517,16 +621,13 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     if cfg.init_from is not None and cfg.algorithm.name in ("maskable_ppo", "rllib_ppo"):
         raise ConfigError(f"config key 'init_from': algorithm {cfg.algorithm.name!r} does not support it "
                           f"(allowed with: 'ppo', 'vector_ppo')")
-    if not cfg.network.hidden_sizes or any(h < 1 for h in cfg.network.hidden_sizes):
+    rollout = cfg.algorithm.n_steps * cfg.n_envs
+    if rollout > MAX_ROLLOUT:
         raise ConfigError(
-            f"config key 'network.hidden_sizes': expected sizes >= 1, got {cfg.network.hidden_sizes}"
+            f"config keys 'algorithm.n_steps' and 'n_envs': one rollout of {cfg.algorithm.n_steps} x "
+            f"{cfg.n_envs} = {rollout:,} decisions is more than the {MAX_ROLLOUT:,} allowed (time_limit is "
+            "checked between updates; lower n_steps or n_envs)"
         )
-    if cfg.ray.num_env_runners < 0:
-        raise ConfigError(
-            f"config key 'ray.num_env_runners': expected an integer >= 0, got {cfg.ray.num_env_runners}")
-    if cfg.ray.num_cpus is not None and cfg.ray.num_cpus < 1:
-        raise ConfigError(
-            f"config key 'ray.num_cpus': expected an integer >= 1 or null, got {cfg.ray.num_cpus}")
     return cfg
 
 
@@ -576,6 +677,26 @@ class _BoundedLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A mapping whose keys are all different: a key given twice is an error naming it and its lines
+        (PyYAML keeps the last one silently)."""
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<:` merges are overrides by design
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                line = key_node.start_mark.line + 1
+                if first is not None:
+                    raise ConfigError(f"line {line}: duplicate key {short_repr(key, 60)} (first given at "
+                                      f"line {first}); give each key once")
+                seen[key] = line
+        return super().construct_mapping(node, deep)
 
 
 def safe_load_bounded(text: str) -> Any:
@@ -627,19 +748,28 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return data
 
 
+def read_text_bounded(path: Path, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
+    """The UTF-8 text of ``path``, reading at most ``limit`` bytes whatever the file is (a regular file, a
+    pipe, ``/dev/zero``); ConfigError naming ``what`` when it is larger, unreadable or not UTF-8."""
+    try:
+        if path.is_dir():
+            raise ConfigError(f"cannot read {what}: it is a folder")
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise ConfigError(f"cannot read {what}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise ConfigError(f"{what}: more than the {limit:,} allowed bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read {what}: not UTF-8 text") from None
+
+
 def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
     """The raw mapping of a config file: its ``default`` block, merged with ``variant`` if given."""
     path = Path(path)
-    try:
-        if path.is_file() and path.stat().st_size > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"config file {str(path)!r} has {path.stat().st_size:,} bytes, more than the "
-                f"{MAX_CONFIG_BYTES:,} allowed"
-            )
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
-        raise ConfigError(f"cannot read config file {str(path)!r}: {why}") from None
+    text = read_text_bounded(path, f"config file {str(path)!r}")
     try:
         doc = safe_load_bounded(text)
     except yaml.YAMLError as e:
@@ -705,7 +835,9 @@ def help_text() -> str:
                 continue
             choices = CHOICES.get((cls, f.name))
             ch = f" (one of {', '.join(choices)})" if choices else ""
-            lines.append(f"  {prefix}{f.name}: {type_name(tp)} = {value!r}{ch}")
+            bounds = bound_text(cls, f.name)
+            bounds = f" [{bounds}]" if bounds else ""
+            lines.append(f"  {prefix}{f.name}: {type_name(tp)} = {value!r}{ch}{bounds}")
             for doc_line in textwrap.wrap(docs.get(f.name, "(undocumented)"), 100):
                 lines.append(f"      {doc_line}")
 

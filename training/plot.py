@@ -95,19 +95,26 @@ def plot(curves: dict[str, list[tuple[int, float, float, float]]], out: str | Pa
         ly = top + 10 + 18 * k
         d.line([(w - right + 12, ly + 5), (w - right + 32, ly + 5)], fill=color, width=3)
         d.text((w - right + 38, ly), f"{name} {pts[-1][1]:.0%}", fill="black")
+    from .checkpoint import write_atomic
+
     out = Path(out)
-    img.save(out, format="PNG")
+    write_atomic(out, lambda tmp: img.save(tmp, format="PNG"))  # a failed write leaves the old plot
     return out
 
 
 def plot_run(path: str | Path, out: str | Path | None = None) -> Path:
     """Plot a run folder's (or a train.log file's) evaluations; default output ``win_rate.png`` next to
     the log."""
+    from .checkpoint import same_file
+
     path = Path(path)
     log = path / "train.log" if path.is_dir() else path
     if not log.is_file():
         raise FileNotFoundError(f"no train.log at {str(log)!r}")
-    return plot(read_curves(log), out or log.parent / "win_rate.png", title="")
+    out = Path(out) if out is not None else log.parent / "win_rate.png"
+    if same_file(out, log):
+        raise ValueError(f"the output {str(out)!r} is the log being read; pick another --out")
+    return plot(read_curves(log), out, title="")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,17 +22,21 @@ start nothing is saved (the warm start is not resumable: run the same command ag
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
 import shutil
 import sys
 import time
+import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .algorithms import Trainer, make_trainer
-from .config import ConfigError, TrainConfig, dump_yaml, help_text, load_config
+from .checkpoint import same_file, write_text_atomic
+from .config import MAX_DECISIONS, ConfigError, TrainConfig, dump_yaml, help_text, load_config
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,6 +174,11 @@ def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,
     tensors, meta = loaded if loaded is not None else read_checkpoint(path)
     check_compatible(meta, path, cfg.rules, wanted="this run's config",
                      advice="resume with the rule options it was trained on, or start a new run")
+    step = _checkpoint_step(meta)
+    if step is None:
+        raise ConfigError(f"--resume: checkpoint {str(path)!r} has no valid step count "
+                          f"({short_repr(meta.get('step'))}; expected an integer from 0 to {MAX_DECISIONS})")
+    meta = {**meta, "step": step}
     t = {k: torch.from_numpy(v.copy()) for k, v in tensors.items()}
     try:
         trainer.load_state(prefixed(t, "policy."), t, meta.get("state") or {}, int(meta["step"]))
@@ -180,7 +189,17 @@ def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,
         ) from None
     if isinstance(meta.get("init_from"), dict):
         trainer.init_source = meta["init_from"]  # type: ignore[attr-defined]
-    return float(meta.get("elapsed_s", 0.0))
+    elapsed = meta.get("elapsed_s", 0.0)
+    ok = isinstance(elapsed, int | float) and not isinstance(elapsed, bool) and 0 <= elapsed < 1e12
+    return float(elapsed) if ok else 0.0  # a damaged figure only shortens the reported training time
+
+
+def _checkpoint_step(meta: dict[str, Any]) -> int | None:
+    """A checkpoint's step count, or None when it is not an integer from 0 to MAX_DECISIONS."""
+    step = meta.get("step")
+    if isinstance(step, int) and not isinstance(step, bool) and 0 <= step <= MAX_DECISIONS:
+        return step
+    return None
 
 
 TEMP_SUFFIX = ".tmp"
@@ -219,7 +238,7 @@ def newest_readable_checkpoint(ckpt_dir: Path) -> tuple[Path, dict[str, Any], di
         got = read(latest)
         if got is not None:
             best = (latest, *got)
-    best_step = int(best[2].get("step", -1)) if best is not None else -1
+    best_step = (_checkpoint_step(best[2]) or 0) if best is not None else -1
     for n, p in steps:
         if n <= best_step:
             break
@@ -246,6 +265,8 @@ def win_text(evals: dict[str, float], fmt: str) -> str:
 def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float) -> dict[str, float]:
     from dataclasses import replace
 
+    from smear_env.agents.protocol import BotError
+
     from .evaluation import evaluate_policy
 
     rules = cfg.rules
@@ -255,8 +276,9 @@ def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float)
     for opp in cfg.eval.opponents:
         try:
             r = evaluate_policy(trainer.eval_policy(), opp, rules, games=cfg.eval.games, seed=cfg.seed + 777)
-        except (ValueError, ImportError) as e:
-            print(f"warning: evaluation against {opp!r} skipped: {e}", file=sys.stderr)
+        except (ValueError, ImportError, BotError) as e:  # an unavailable spec, or a bot that failed
+            text = " | ".join(ln.strip() for ln in str(e).splitlines() if ln.strip())
+            print(f"warning: evaluation against {opp!r} skipped: {text}", file=sys.stderr)
             continue
         out[f"eval/win_rate_vs_{opp}"] = r["win_rate"]
         out[f"eval/margin_per_hand_vs_{opp}"] = r["margin_per_hand"]
@@ -265,28 +287,45 @@ def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float)
     return out
 
 
+def short_repr(value: Any) -> str:
+    from smear_env.actions import short_repr as short
+
+    return short(value)
+
+
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def train(cfg: TrainConfig, run_dir: Path, resume: bool = False, command: str = "") -> int:
-    """Train (or resume) into ``run_dir``; returns the exit status (130 when interrupted)."""
+def train(cfg: TrainConfig, run_dir: Path, resume: bool = False, command: str = "",
+          overwrite: bool = False) -> int:
+    """Train (or resume) into ``run_dir``; returns the exit status (130 when interrupted, 1 when an
+    opponent, the trainer or a write failed: the progress is saved when it can be). ``overwrite``: remove
+    the old run's checkpoints and logs in ``run_dir``, once everything has been checked."""
+    with interrupt_signals():
+        return _train(cfg, run_dir, resume, command, overwrite)
+
+
+@contextlib.contextmanager
+def interrupt_signals() -> Iterator[None]:
+    """Within the block, Ctrl-C and `kill` (SIGTERM) raise KeyboardInterrupt, so training stops with a
+    checkpoint and start-up stops with one line; SIGINT is also re-enabled for runs started in the
+    background with `&`, which the shell starts with SIGINT ignored. Outside the main thread: nothing."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return _train(cfg, run_dir, resume, command)
-    # Ctrl-C and `kill` (SIGTERM) both stop with a checkpoint; SIGINT is also re-enabled for runs started in
-    # the background with `&`, which the shell starts with SIGINT ignored.
+        yield
+        return
     old = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _train(cfg, run_dir, resume, command)
+        yield
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
 
 
-def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
+def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str, overwrite: bool = False) -> int:
     import numpy as np
     import torch
 
@@ -300,7 +339,7 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
     trainer = make_trainer(cfg, rng)
     trainer.run_dir = run_dir  # type: ignore[attr-defined]  # rllib_ppo keeps RLlib's own state there
     try:
-        return _train_loop(trainer, cfg, run_dir, resume, command, loaded)
+        return _train_loop(trainer, cfg, run_dir, resume, command, loaded, overwrite)
     finally:
         close = getattr(trainer, "close", None)  # rllib_ppo: stop its workers (and the Ray it started)
         if close is not None:
@@ -308,7 +347,7 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str) -> int:
 
 
 def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool, command: str,
-                loaded: Any) -> int:
+                loaded: Any, overwrite: bool = False) -> int:
     elapsed_before = 0.0
     if loaded is not None:
         path, tensors, meta, skipped = loaded
@@ -321,9 +360,11 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
         trainer.init_source = src  # type: ignore[attr-defined]  # written into every checkpoint's metadata
         print(f"started from {src['path']} (step {src['step']:,}, {src['elapsed_s']:.0f} s of training)",
               file=sys.stderr)
-    # Only now (the checkpoint fits the config) is the run folder changed.
+    # Only now (the config, the resume checkpoint and init_from all fit) is the run folder changed.
+    if overwrite:
+        remove_old_run(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(dump_yaml(cfg))
+    write_text_atomic(run_dir / "config.yaml", dump_yaml(cfg))
     with open(run_dir / "command.txt", "a", encoding="utf-8") as f:
         f.write(command + "\n")
     run = Run(run_dir, cfg)
@@ -335,6 +376,7 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
 
     im = cfg.imitation
     interrupted = False
+    failure: Exception | None = None
     last_eval: dict[str, float] = {}
     if im.teacher and not resume and trainer.step == 0:
         from .algorithms.imitation import pretrain
@@ -355,15 +397,21 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
             wins = f"; greedy win rate vs {win_text(last_eval, '.1%')}" if last_eval else ""
             print(f"warm start done in {m['imitation/total_s']:.0f}s: accuracy {m['imitation/accuracy']:.1%}"
                   + wins, file=sys.stderr)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Exception) as e:
             if not cloned:
                 # The policy is not cloned yet: saving it as step 0 would make --resume continue as plain RL
                 # from a random policy. Nothing is saved; the same command starts the run again.
-                print(f"interrupted during the imitation warm start: no checkpoint saved; run the same "
-                      f"command again to start {run_dir} over", file=sys.stderr)
                 run.close()
-                return 130
-            interrupted = True  # cloned: saved below as step 0
+                if isinstance(e, KeyboardInterrupt):
+                    print(f"interrupted during the imitation warm start: no checkpoint saved; run the same "
+                          f"command again to start {run_dir} over", file=sys.stderr)
+                    return 130
+                return _error(f"the imitation warm start failed: {failure_text(e, run_dir)}; no checkpoint "
+                              f"saved; run the same command again to start {run_dir} over", status=1)
+            if isinstance(e, KeyboardInterrupt):
+                interrupted = True  # cloned: saved below as step 0
+            else:
+                failure = e
     out = cfg.output
     next_ckpt = (trainer.step // out.checkpoint_interval + 1) * out.checkpoint_interval
     next_snap = (trainer.step // cfg.selfplay.snapshot_interval + 1) * cfg.selfplay.snapshot_interval
@@ -381,7 +429,7 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
     with progress:
         task = progress.add_task(desc(), total=cfg.total_timesteps, completed=trainer.step, rate="")
         try:
-            while not interrupted and trainer.step < cfg.total_timesteps:
+            while not interrupted and failure is None and trainer.step < cfg.total_timesteps:
                 if cfg.time_limit is not None and time.monotonic() - t0 >= cfg.time_limit:
                     print(f"time_limit {cfg.time_limit}s reached at step {trainer.step}", file=sys.stderr)
                     break
@@ -406,13 +454,38 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
                                 rate=f"{sps:,.0f} steps/s")
         except KeyboardInterrupt:
             interrupted = True
+        except Exception as e:  # an opponent (a cmd: bot, an agent), the trainer or a write failed
+            failure = e
     total_s = elapsed()
-    path = run.save(trainer, total_s)
+    try:
+        path = run.save(trainer, total_s)
+    except (KeyboardInterrupt, OSError) as e:  # a full disk; the earlier checkpoints are intact
+        run.close()
+        saved = step_checkpoints(run.ckpt_dir)
+        kept = (f"; the last checkpoint saved is {saved[-1][1]} (resume with --resume --run-dir {run_dir})"
+                if saved else "; no checkpoint was saved")
+        why = "interrupted while saving" if isinstance(e, KeyboardInterrupt) else (
+            f"cannot save the checkpoint at step {trainer.step}: {failure_text(e, run_dir)}")
+        if failure is not None:
+            why = f"{failure_text(failure, run_dir)}; then {why}"
+        return _error(why + kept, status=130 if isinstance(e, KeyboardInterrupt) else 1)
+    if failure is not None:
+        run.close()
+        return _error(f"training stopped at step {trainer.step}: {failure_text(failure, run_dir)}; the "
+                      f"progress is saved in {path} (resume with --resume --run-dir {run_dir})", status=1)
     if interrupted:
         print(f"interrupted: saved {path} (resume with --resume --run-dir {run_dir})", file=sys.stderr)
         run.close()
         return 130
-    last_eval = run_evaluation(trainer, cfg, run, total_s)
+    try:
+        last_eval = run_evaluation(trainer, cfg, run, total_s)
+    except (KeyboardInterrupt, Exception) as e:
+        run.close()
+        if isinstance(e, KeyboardInterrupt):
+            print(f"interrupted during the final evaluation: saved {path}", file=sys.stderr)
+            return 130
+        return _error(f"the final evaluation failed: {failure_text(e, run_dir)}; the training is saved in "
+                      f"{path}", status=1)
     run.close()
     from .plot import plot_run
 
@@ -426,15 +499,165 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
     return 0
 
 
+ERROR_LOG = "error.log"
+"""Run-folder file that keeps the traceback of an unexpected error (the terminal gets one line)."""
+
+
+def failure_text(e: BaseException, run_dir: Path | None = None) -> str:
+    """One line on why training stopped: an opponent's own message (a ``cmd:`` bot names itself; an illegal
+    action names the agent and its seat), an OS error's reason and file, else the exception's type and
+    message, whose traceback is appended to ``<run_dir>/error.log``."""
+    from smear_env.agents.protocol import BotError
+    from smear_env.game import IllegalActionError
+
+    if isinstance(e, BotError | IllegalActionError):  # a bot's message ends with its stderr lines: one line
+        return "an agent failed: " + " | ".join(ln.strip() for ln in str(e).splitlines() if ln.strip())
+    if isinstance(e, OSError):
+        return f"{e.strerror or e}" + (f": {e.filename}" if e.filename else "")
+    if isinstance(e, ConfigError):
+        return str(e)
+    where = ""
+    if run_dir is not None:
+        try:
+            with open(run_dir / ERROR_LOG, "a", encoding="utf-8") as f:
+                f.write("".join(traceback.format_exception(e)) + "\n")
+            where = f" (traceback in {run_dir / ERROR_LOG})"
+        except OSError:
+            pass
+    text = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {text[:500]}{where}"
+
+
+RUN_OUTPUTS = ("config.yaml", "command.txt", "train.log", "win_rate.png", ERROR_LOG)
+"""The files smear-train writes in a run folder (besides the folders in RUN_FOLDERS)."""
+RUN_FOLDERS = ("checkpoints", "tb", "rllib")
+"""The folders smear-train writes in a run folder (``rllib``: rllib_ppo's own state)."""
+
+
+def _is_run_checkpoint(p: Path) -> bool:
+    name = p.name
+    return (name == "latest.safetensors" or name.endswith(TEMP_SUFFIX)
+            or (name.startswith("step_") and name.endswith(".safetensors") and name[5:-12].isdigit()))
+
+
+def old_run_files(run_dir: Path) -> list[Path]:
+    """What --overwrite deletes: the checkpoints smear-train wrote (``step_N``, ``latest``, ``*.tmp``),
+    ``tb/`` (only TensorBoard event files in it), ``rllib/`` (rllib_ppo's state), ``train.log``,
+    ``win_rate.png`` and ``error.log``. A ``checkpoints/`` that holds anything else (the repository's
+    own ``checkpoints/`` of shipped agents, with ``--run-dir .``) is a ConfigError: nothing is deleted."""
+    ckpt = run_dir / "checkpoints"
+    out: list[Path] = []
+    if ckpt.is_dir():
+        other = sorted(p.name for p in ckpt.iterdir() if not (p.is_file() and _is_run_checkpoint(p)))
+        if other:
+            raise ConfigError(
+                f"--overwrite: {str(ckpt)!r} holds files smear-train did not write "
+                f"({short_repr(', '.join(other))}); is {str(run_dir)!r} a run folder? Nothing was deleted"
+            )
+        out += sorted(ckpt.iterdir())
+    tb = run_dir / "tb"
+    if tb.is_dir():
+        if all(p.is_dir() or p.name.startswith("events.out.tfevents.") for p in tb.rglob("*")):
+            out.append(tb)
+        else:
+            raise ConfigError(f"--overwrite: {str(tb)!r} holds files that are not TensorBoard events; is "
+                              f"{str(run_dir)!r} a run folder? Nothing was deleted")
+    if (run_dir / "rllib").is_dir():
+        out.append(run_dir / "rllib")
+    out += [run_dir / n for n in ("train.log", "win_rate.png", ERROR_LOG) if (run_dir / n).is_file()]
+    return out
+
+
+def remove_old_run(run_dir: Path) -> None:
+    """--overwrite: remove :func:`old_run_files` (config.yaml is rewritten, command.txt appended to)."""
+    for p in old_run_files(run_dir):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
+def _agent_files(cfg: TrainConfig) -> list[tuple[str, Path]]:
+    """(config key, file) of every file the run reads while it trains: ``init_from``, and agent specs that
+    name files (checkpoint opponents, teachers, evaluation opponents)."""
+    out: list[tuple[str, Path]] = []
+    specs = [("init_from", cfg.init_from), ("imitation.teacher", cfg.imitation.teacher)]
+    specs += [(f"selfplay.opponents.{k}", k) for k in cfg.selfplay.opponents]
+    specs += [("eval.opponents", k) for k in cfg.eval.opponents]
+    for key, spec in specs:
+        if spec and not spec.startswith("cmd") and Path(spec).is_file():
+            out.append((key, Path(spec)))
+    return out
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is (a link to) a file in ``folder`` or below it."""
+    try:
+        if path.resolve().is_relative_to(folder.resolve()):
+            return True
+    except OSError:
+        return False
+    if folder.is_dir():
+        return any(same_file(path, p) for p in folder.rglob("*") if p.is_file())
+    return False
+
+
+def check_run_paths(cfg: TrainConfig, run_dir: Path, config_file: str | None) -> None:
+    """Refuse (ConfigError) a run whose outputs would overwrite its inputs: the ``--config`` file is one of
+    the files the run folder gets (its ``config.yaml`` is rewritten with the resolved config: the variants
+    and comments of a hand-written file would be lost), or a file the run reads (``init_from``, a checkpoint
+    opponent or teacher) lies in the checkpoints that the run rotates and ``--overwrite`` deletes."""
+    if config_file is not None:
+        src = Path(config_file)
+        for name in RUN_OUTPUTS:
+            out = run_dir / name
+            if same_file(src, out):
+                resolved = name == "config.yaml" and out.read_text(errors="replace") == dump_yaml(cfg)
+                if resolved:
+                    continue  # a resolved config written by smear-train, rewritten unchanged
+                raise ConfigError(
+                    f"--config {str(src)!r} is the run folder's {name}, which smear-train writes "
+                    "(config.yaml holds the resolved config: your variants and comments would be lost); "
+                    "keep your config file outside the run folder or under another name, or pick another "
+                    "--run-dir"
+                )
+        for name in RUN_FOLDERS:
+            if _within(src, run_dir / name):
+                raise ConfigError(f"--config {str(src)!r} lies in the run folder's {name}/, which "
+                                  "smear-train writes; keep your config file elsewhere")
+    for name in RUN_OUTPUTS:
+        if (run_dir / name).is_symlink():
+            raise ConfigError(f"run folder file {str(run_dir / name)!r} is a symbolic link: smear-train does "
+                              "not write through links (it could change any file); remove the link")
+    for key, path in _agent_files(cfg):
+        for name in RUN_FOLDERS:
+            if _within(path, run_dir / name):
+                raise ConfigError(
+                    f"config key {key!r}: {str(path)!r} lies in the run folder's {name}/, which this run "
+                    f"rewrites (and --overwrite deletes); copy it out of {str(run_dir)!r} first"
+                )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.help_config:
         print(help_text())
         return 0
+    try:
+        with interrupt_signals():
+            return _main(ap, args, argv)
+    except KeyboardInterrupt:  # Ctrl-C / SIGTERM before training started (after: train() saves and returns)
+        print("smear-train: interrupted before training started: nothing to save", file=sys.stderr)
+        return 130
+
+
+def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None) -> int:
     from smear_env.agents.checkpoint import CheckpointError
 
     try:
+        if args.resume and args.overwrite:
+            ap.error("--resume continues a run and --overwrite starts it afresh: give one of them")
         if args.resume:
             if not args.run_dir and not args.config:
                 ap.error("--resume needs --run-dir (or --config, whose default run folder is used)")
@@ -443,23 +666,24 @@ def main(argv: list[str] | None = None) -> int:
             if not saved.is_file():
                 raise ConfigError(f"--resume: {str(saved)!r} not found; is {str(run_dir)!r} a run folder?")
             cfg = load_config(saved, args.overrides)
+            check_run_paths(cfg, run_dir, None)
         else:
             if not args.config:
                 ap.error("--config is required (or --resume --run-dir DIR, or --help-config)")
             cfg = load_config(args.config, args.overrides, args.variant)
             name = Path(args.config).stem + (f"-{args.variant}" if args.variant else "")
             run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / name
+            check_run_paths(cfg, run_dir, args.config)
             ckpt_dir = run_dir / "checkpoints"
-            if ckpt_dir.is_dir() and any(ckpt_dir.glob("*.safetensors")):
-                if not args.overwrite:
-                    raise ConfigError(
-                        f"run folder {str(run_dir)!r} already holds checkpoints: continue it with --resume, "
-                        "start it afresh with --overwrite, or pick another --run-dir"
-                    )
-                # --overwrite: the old run's checkpoints, logs and TensorBoard events go
-                shutil.rmtree(ckpt_dir)
-                shutil.rmtree(run_dir / "tb", ignore_errors=True)
-                (run_dir / "train.log").unlink(missing_ok=True)
+            if ckpt_dir.is_dir() and any(ckpt_dir.glob("*.safetensors")) and not args.overwrite:
+                raise ConfigError(
+                    f"run folder {str(run_dir)!r} already holds checkpoints: continue it with --resume, "
+                    "start it afresh with --overwrite, or pick another --run-dir"
+                )
+            # --overwrite: the old run's checkpoints, logs and TensorBoard events are deleted by train(), once
+            # the trainer is built and init_from has loaded (a config that fails leaves the old run as it was)
+            if args.overwrite:
+                old_run_files(run_dir)  # a folder that is not a run's is refused now
         check_writable(run_dir)
     except (ConfigError, CheckpointError) as e:
         return _error(e)
@@ -470,7 +694,8 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(shlex.quote(a) for a in [prog,
                                                   *(sys.argv[1:] if argv is None else argv)])
     try:
-        return train(cfg, run_dir, resume=args.resume, command=command)
+        return train(cfg, run_dir, resume=args.resume, command=command,
+                     overwrite=bool(args.overwrite and not args.resume))
     except (ConfigError, CheckpointError) as e:
         return _error(e)
     except OSError as e:

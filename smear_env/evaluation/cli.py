@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -121,7 +122,115 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``smear-eval``; returns the exit status. Ctrl-C and SIGTERM, at any point, end with one line
+    (status 130); a closed stdout (``smear-eval ... --json | head -1``) ends quietly with status 141."""
+    import signal
+    import threading
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        old = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("smear-eval: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (`| head`): no traceback; the interpreter's final flush of stdout
+        # would fail again, so stdout now points at /dev/null
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _spec_files(spec: str) -> list[str]:
+    """The files an agent spec reads: a checkpoint path, a shipped agent's file, the files named on a
+    ``cmd:`` bot's command line."""
+    from ..agents.shipped import SHIPPED_AGENTS, shipped_path
+
+    spec = spec.strip()
+    if spec.startswith("cmd"):  # a bot: its program and script files
+        import shlex
+
+        try:
+            words = shlex.split(spec.partition(":")[2])
+        except ValueError:
+            return []
+        return [w for w in words if os.path.isfile(w)]
+    if spec in SHIPPED_AGENTS:
+        try:
+            return [str(shipped_path(spec))]
+        except (ValueError, FileNotFoundError):
+            return []
+    return [spec] if os.path.exists(spec) else []
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name the same file (same resolved path, or the same inode)."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+class RecordsFile:
+    """``--records FILE``, written atomically: the games go to a temporary file in FILE's folder
+    (``FILE.<random>.tmp``) that replaces FILE when the match ends (finished, stopped by a bot or
+    interrupted), so a failed run never truncates an existing FILE. A FILE that exists and is not a
+    regular file (``/dev/stdout``, a pipe) is written directly."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        target = os.path.realpath(path)
+        self.tmp: str | None = None
+        if os.path.exists(target) and not os.path.isfile(target):
+            self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115
+            return
+        import tempfile
+
+        fd, self.tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp",
+                                        dir=os.path.dirname(target) or ".")
+        self.target = target
+        self.file = os.fdopen(fd, "w", encoding="utf-8")
+
+    def write(self, text: str) -> None:
+        self.file.write(text)
+
+    def close(self) -> None:
+        """Close, and put the temporary file in place (removed instead when that fails)."""
+        try:
+            self.file.close()
+            if self.tmp is not None:
+                os.chmod(self.tmp, 0o644)
+                os.replace(self.tmp, self.target)
+                self.tmp = None
+        finally:
+            if self.tmp is not None and os.path.exists(self.tmp):
+                os.unlink(self.tmp)
+
+
+def _close_records(rec_file: RecordsFile, path: str) -> bool:
+    """Close ``--records`` (put it in place); False, with one line, when that fails."""
+    try:
+        rec_file.close()
+        return True
+    except OSError as e:
+        print(f"smear-eval: error: --records {path!r}: {e.strerror or e}", file=sys.stderr)
+        return False
+
+
+def _main(argv: Sequence[str] | None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     rules = rules_from_args(args, ap)
@@ -145,6 +254,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("give two agents (TEAM_A TEAM_B), or several with --tournament")
     if args.anchor is not None and args.anchor.strip() not in [a.strip() for a in args.agents]:
         ap.error(f"--anchor {args.anchor!r} is not one of the agents: {', '.join(args.agents)}")
+    if tournament:
+        names = [a.strip() for a in args.agents]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            ap.error(f"tournament: {', '.join(map(repr, twice))} given more than once; a tournament rates "
+                     "different players, give each once (to measure an agent against itself, play it as "
+                     "a match: smear-eval X X)")
+    if args.records:
+        for spec in args.agents:
+            for f in _spec_files(spec):
+                if same_file(args.records, f):
+                    ap.error(f"--records {args.records!r} is the checkpoint or program of agent {spec!r}: "
+                             "writing the records there would destroy it; pick another file")
     # check the specs up front: a clear error instead of a traceback from a worker
     from ..agents.protocol import BotError
     from ..agents.registry import make_agent
@@ -161,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = Console(stderr=True)
     n_matches = len(args.agents) * (len(args.agents) - 1) // 2 if tournament else 1
     try:
-        rec_file = open(args.records, "w", encoding="utf-8") if args.records else None  # noqa: SIM115
+        rec_file = RecordsFile(args.records) if args.records else None
     except OSError as e:
         ap.error(f"--records {args.records!r}: cannot write there ({e.strerror or e})")
     written = 0
@@ -202,9 +324,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         if rec_file is not None:
-            rec_file.close()
+            closed = _close_records(rec_file, args.records)
+    if rec_file is not None and not closed:
+        return 1
     if args.json:
         print(json.dumps(summary, indent=2))
+        sys.stdout.flush()  # a closed pipe raises here (BrokenPipeError, handled in main), not at exit
         return 0
     out = Console()
     if tournament:
@@ -214,6 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.print(ratings_table(summary))
     else:
         out.print(match_table(summary))
+    sys.stdout.flush()
     return 0
 
 
