@@ -2,10 +2,16 @@
 
 ``PimcAgent`` (``smear_env.agents.pimc``) and checkpoint agents (``smear_env.agents.checkpoint``, numpy
 only) are imported lazily by :func:`make_agent`, so importing this package stays light.
+:func:`make_batched_agent` gives any agent spec in batched form (:class:`BatchedAgent`,
+``smear_env.agents.batched``).
 """
 
 from .base import Agent, CallableAgent, RandomAgent, has_view_fast_path
+from .batched import BatchedAgent, PerSlotAgent, can_vectorise, make_batched_agent
 from .heuristic import HeuristicAgent
 from .registry import make_agent
 
-__all__ = ["Agent", "CallableAgent", "HeuristicAgent", "RandomAgent", "has_view_fast_path", "make_agent"]
+__all__ = [
+    "Agent", "BatchedAgent", "CallableAgent", "HeuristicAgent", "PerSlotAgent", "RandomAgent",
+    "can_vectorise", "has_view_fast_path", "make_agent", "make_batched_agent",
+]

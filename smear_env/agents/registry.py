@@ -15,6 +15,9 @@ Specs:
   (:class:`~smear_env.agents.protocol.ProtocolAgent`).
 
 The agent's ``name`` is set to its spec, so records and tables show what was asked for.
+
+:func:`make_batched_agent` gives any of these specs in batched form (one call for many seats; see
+:mod:`smear_env.agents.batched`) and :func:`can_vectorise` says which ones are vectorised.
 """
 
 from __future__ import annotations
@@ -168,4 +171,9 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
     return agent
 
 
-__all__ = ["BUILTIN_NAMES", "check_options", "make_agent", "parse_options", "is_checkpoint_spec"]
+from .batched import can_vectorise, make_batched_agent  # noqa: E402 (batched imports this module lazily)
+
+__all__ = [
+    "BUILTIN_NAMES", "can_vectorise", "check_options", "is_checkpoint_spec", "make_agent",
+    "make_batched_agent", "parse_options",
+]

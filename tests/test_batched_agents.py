@@ -1,0 +1,283 @@
+"""Batched agents (smear_env.agents.batched): each row's action equals the per-seat agent's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from smear_env.actions import NUM_ACTIONS
+from smear_env.agents import make_agent
+from smear_env.agents.base import RandomAgent
+from smear_env.agents.batched import (
+    BatchedCheckpointAgent,
+    BatchedRandomAgent,
+    PerSlotAgent,
+    can_vectorise,
+    make_batched_agent,
+)
+from smear_env.agents.checkpoint import prefixed, read_checkpoint
+from smear_env.agents.shipped import shipped_path
+from smear_env.config import SmearRules
+from smear_env.observation import OBS_SIZE
+from smear_env.vector import VectorGame
+
+RULE_VARIANTS = [
+    SmearRules(),
+    SmearRules(kitty_size=0, high_low="in_play"),
+    SmearRules(kitty_size=1, all_pass="dealer_must_bid", game_point_tie="bidder"),
+    SmearRules(kitty_size=2, high_low="in_play", all_pass="dealer_must_bid", target_score=7),
+]
+
+
+def _compare_on_games(spec: str, rules: SmearRules, lanes: int, steps: int, seed: int,
+                      driver: str = "random") -> int:
+    """Drive a VectorGame `steps` steps; at every step the batched agent (slot = lane) and one per-seat
+    agent per lane (same seeded generators) decide for every lane; assert they agree. Returns the number
+    of decisions compared. `driver`: who moves the game ("random" or "agent")."""
+    game = VectorGame(lanes, rules=rules, seed=seed)
+    batched = make_batched_agent(spec, rules)
+    singles = [make_agent(spec, rules) for _ in range(lanes)]
+    for lane in range(lanes):
+        batched.start_game(lane, lane % 4, rules, np.random.default_rng([seed, lane]))
+        singles[lane].start_game(lane % 4, rules, np.random.default_rng([seed, lane]))
+    move = np.random.default_rng(seed + 1)
+    slots = np.arange(lanes)
+    for _ in range(steps):
+        obs, mask = game.observe(), game.legal_mask()
+        got = batched.act_batch(obs, mask, slots)
+        want = [singles[i].act({"observation": obs[i], "action_mask": mask[i].astype(np.int8)})
+                for i in range(lanes)]
+        assert got.dtype == np.int64 and got.shape == (lanes,)
+        bad = np.flatnonzero(got != np.array(want))
+        assert bad.size == 0, f"{spec}: lanes {bad[:5].tolist()} got {got[bad[:5]]} want {want}"
+        game.step(got if driver == "agent" else game.random_actions(move))
+    batched.close()
+    return lanes * steps
+
+
+# ------------------------------------------------------------------------------------------------ random
+@pytest.mark.parametrize("rules", RULE_VARIANTS[:2])
+def test_batched_random_draws_as_random_agent_per_slot(rules):
+    assert _compare_on_games("random", rules, lanes=64, steps=120, seed=5, driver="agent") == 64 * 120
+
+
+def test_batched_random_draws_in_row_order_from_each_slot_generator():
+    """Two rows of one batch in different slots use their own generators; a slot's generator advances one
+    draw per decision, as RandomAgent.act's does."""
+    agent = BatchedRandomAgent()
+    ga, gb = np.random.default_rng(1), np.random.default_rng(2)
+    agent.start_game(10, 0, SmearRules(), ga)
+    agent.start_game(3, 1, SmearRules(), gb)
+    mask = np.zeros((2, NUM_ACTIONS), dtype=bool)
+    mask[0, [8, 9, 20, 33]] = True
+    mask[1, 40:72] = True
+    obs = np.zeros((2, OBS_SIZE), dtype=np.float32)
+    got = agent.act_batch(obs, mask, np.array([10, 3]))
+    ra, rb = np.random.default_rng(1), np.random.default_rng(2)
+    assert got.tolist() == [[8, 9, 20, 33][ra.integers(4)], 40 + int(rb.integers(32))]
+    assert ga.bit_generator.state == ra.bit_generator.state
+    assert gb.bit_generator.state == rb.bit_generator.state
+
+
+def test_batched_random_reads_int8_masks():
+    agent = BatchedRandomAgent()
+    agent.start_game(0, 0, SmearRules(), np.random.default_rng(0))
+    mask = np.zeros((1, NUM_ACTIONS), dtype=np.int8)
+    mask[0, 5] = 1
+    assert agent.act_batch(np.zeros((1, OBS_SIZE), np.float32), mask, np.array([0])).tolist() == [5]
+
+
+# ------------------------------------------------------------------------------------------------ checkpoints
+@pytest.mark.parametrize("name", ["default", "scratch"])
+def test_batched_checkpoint_equals_checkpoint_agent_row_by_row(name):
+    assert _compare_on_games(name, SmearRules(), lanes=256, steps=40, seed=11) == 256 * 40
+
+
+def test_batched_checkpoint_recomputes_near_ties_alone():
+    """A greedy row whose two best legal logits are within the tolerance is recomputed as the per-seat agent
+    does (the batched product rounds differently); with a huge tolerance every row is, and the actions are
+    still the per-seat agent's."""
+    rules = SmearRules()
+    agent = BatchedCheckpointAgent.from_checkpoint(str(shipped_path("default")), rules, name="default")
+    agent.tie_tolerance = 1e9
+    single = make_agent("default", rules)
+    game = VectorGame(32, seed=2)
+    for lane in range(32):
+        agent.start_game(lane, 0, rules, np.random.default_rng(lane))
+    obs, mask = game.observe(), game.legal_mask()
+    got = agent.act_batch(obs, mask, np.arange(32))
+    assert agent.rows_recomputed == int((mask.sum(axis=1) >= 1).sum()) == 32
+    assert got.tolist() == [single.act({"observation": obs[i], "action_mask": mask[i]}) for i in range(32)]
+
+
+def test_batched_checkpoint_from_weights_plays_as_the_checkpoint():
+    """A training snapshot (in-memory weights + network metadata) seats like the checkpoint it came from,
+    and later changes to the trainer's arrays do not reach it."""
+    tensors, meta = read_checkpoint(shipped_path("scratch"))
+    weights = prefixed(tensors, "policy.")
+    snap = BatchedCheckpointAgent.from_weights(weights, meta["network"], name="snap-1")
+    assert snap.name == "snap-1" and snap.vectorised
+    weights["pi_head.bias"][:] = 0.0  # the trainer keeps training
+    single = make_agent("scratch")
+    game = VectorGame(128, seed=4)
+    for lane in range(128):
+        snap.start_game(lane, 0, SmearRules(), np.random.default_rng(lane))
+    move = np.random.default_rng(0)
+    for _ in range(20):
+        obs, mask = game.observe(), game.legal_mask()
+        got = snap.act_batch(obs, mask, np.arange(128))
+        want = [single.act({"observation": obs[i], "action_mask": mask[i]}) for i in range(128)]
+        assert got.tolist() == want
+        game.step(game.random_actions(move))
+
+
+def test_batched_checkpoint_nan_logit_is_an_error_naming_the_checkpoint():
+    agent = make_batched_agent("default")
+    w, b = agent.policy.head
+    agent.policy.head = (w, np.full_like(b, np.nan))
+    agent.start_game(0, 0, SmearRules(), np.random.default_rng(0))
+    game = VectorGame(1, seed=0)
+    with pytest.raises(ValueError, match=r"'default'.*NaN or infinite logit"):
+        agent.act_batch(game.observe(), game.legal_mask(), np.array([0]))
+
+
+def test_batched_checkpoint_sampling_matches_the_sampling_agent():
+    from smear_env.agents.checkpoint import load_agent
+
+    path = str(shipped_path("default"))
+    agent = BatchedCheckpointAgent.from_checkpoint(path, greedy=False, temperature=2.0)
+    assert not agent.vectorised
+    singles = [load_agent(path, greedy=False, temperature=2.0) for _ in range(16)]
+    for lane in range(16):
+        agent.start_game(lane, 0, SmearRules(), np.random.default_rng(lane))
+        singles[lane].start_game(0, SmearRules(), np.random.default_rng(lane))
+    game = VectorGame(16, seed=8)
+    for _ in range(30):
+        obs, mask = game.observe(), game.legal_mask()
+        got = agent.act_batch(obs, mask, np.arange(16))
+        assert got.tolist() == [singles[i].act({"observation": obs[i], "action_mask": mask[i]})
+                                for i in range(16)]
+        game.step(got)
+
+
+# ------------------------------------------------------------------------------------------------ fallback
+class _Memo:
+    """A per-seat agent with memory: plays its n-th legal action, n = decisions so far this game."""
+
+    name = "memo"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.closed = 0
+
+    def start_game(self, seat, rules, rng):
+        self.calls = 0
+
+    def act(self, observation):
+        legal = np.flatnonzero(observation["action_mask"])
+        self.calls += 1
+        return int(legal[(self.calls - 1) % legal.size])
+
+    def close(self):
+        self.closed += 1
+
+
+def test_per_slot_agent_start_game_resets_the_slot_memory():
+    agent = PerSlotAgent(_Memo, name="memo")
+    rules = SmearRules()
+    agent.start_game(7, 0, rules, np.random.default_rng(0))
+    mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+    mask[0, 40:44] = True
+    obs = np.zeros((1, OBS_SIZE), np.float32)
+    assert [int(agent.act_batch(obs, mask, np.array([7]))[0]) for _ in range(3)] == [40, 41, 42]
+    agent.start_game(7, 0, rules, np.random.default_rng(0))
+    assert int(agent.act_batch(obs, mask, np.array([7]))[0]) == 40
+    assert len(agent.agents) == 1  # the slot's agent is reused, not rebuilt
+
+
+def test_per_slot_agent_close_closes_every_slot_agent_once_and_is_idempotent():
+    agent = PerSlotAgent(_Memo, name="memo")
+    for slot in range(3):
+        agent.start_game(slot, slot, SmearRules(), np.random.default_rng(slot))
+    memos = list(agent.agents.values())
+    agent.close()
+    agent.close()
+    assert [m.closed for m in memos] == [1, 1, 1]
+    with pytest.raises(ValueError, match="closed"):
+        agent.start_game(0, 0, SmearRules(), np.random.default_rng(0))
+
+
+def test_per_slot_pimc_equals_pimc_agent():
+    spec = "pimc:samples=2,bid_samples=2,trump_samples=1,budget_ms=none,node_cap=2000"
+    _compare_on_games(spec, SmearRules(), lanes=4, steps=12, seed=3)
+
+
+# ---------------------------------------------------------------------------------------- registry / errors
+def test_can_vectorise_by_spec(tmp_path):
+    for spec in ("random", "heuristic", "default", "scratch", " random ", str(shipped_path("default"))):
+        assert can_vectorise(spec), spec
+    for spec in ("pimc", "pimc:samples=4", "cmd:python bot.py", "nonsense", "default:x", 3):
+        assert not can_vectorise(spec), spec
+
+
+def test_make_batched_agent_kinds_and_names():
+    assert isinstance(make_batched_agent("random"), BatchedRandomAgent)
+    ck = make_batched_agent("default")
+    assert isinstance(ck, BatchedCheckpointAgent) and ck.name == "default" and ck.vectorised
+    pimc = make_batched_agent("pimc:samples=2")
+    assert isinstance(pimc, PerSlotAgent) and not pimc.vectorised and pimc.name == "pimc:samples=2"
+    assert make_batched_agent("heuristic").name == "heuristic"
+
+
+@pytest.mark.parametrize("spec,err", [
+    ("nonsense", ValueError), ("pimc:bogus=1", ValueError), ("missing.safetensors", FileNotFoundError),
+    ("default:x", ValueError),
+])
+def test_make_batched_agent_rejects_what_make_agent_rejects(spec, err):
+    with pytest.raises(err):
+        make_agent(spec)
+    with pytest.raises(err):
+        make_batched_agent(spec)
+
+
+def test_make_batched_agent_checks_checkpoint_rules():
+    from smear_env.agents.checkpoint import CheckpointError
+
+    with pytest.raises(CheckpointError, match="kitty_size"):
+        make_batched_agent("default", SmearRules(kitty_size=2))
+
+
+@pytest.mark.parametrize("spec", ["random", "heuristic", "default", "pimc:samples=2"])
+def test_act_batch_errors_name_the_agent(spec):
+    agent = make_batched_agent(spec)
+    obs = np.zeros((2, OBS_SIZE), np.float32)
+    mask = np.zeros((2, NUM_ACTIONS), dtype=bool)
+    mask[:, 40] = True
+    with pytest.raises(ValueError, match=rf"{spec!r}.*slot 0 has not started"):
+        agent.act_batch(obs, mask, np.array([0, 1]))
+    for slot in (0, 1):
+        agent.start_game(slot, 0, SmearRules(), np.random.default_rng(slot))
+    empty = mask.copy()
+    empty[1] = False
+    with pytest.raises(ValueError, match=rf"{spec!r}: rows \[1\] \(slots \[1\]\) have no legal action"):
+        agent.act_batch(obs, empty, np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"obs must have shape"):
+        agent.act_batch(obs[:, :10], mask, np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"mask must have shape"):
+        agent.act_batch(obs, mask[:1], np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"slots must be"):
+        agent.act_batch(obs, mask, np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"seat must be"):
+        agent.start_game(0, 4, SmearRules(), np.random.default_rng(0))
+    agent.close()
+    agent.close()
+
+
+def test_random_agent_reference_is_unchanged():
+    """The per-seat draw the batched random agent reproduces: legal[rng.integers(legal.size)]."""
+    a = RandomAgent()
+    a.start_game(0, SmearRules(), np.random.default_rng(3))
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask[[1, 2, 3]] = 1
+    want = [1, 2, 3][np.random.default_rng(3).integers(3)]
+    assert a.act({"observation": None, "action_mask": mask}) == want
