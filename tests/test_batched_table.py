@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from smear_env.agents.base import RandomAgent
+from smear_env.agents.batched import BatchedRandomAgent as BatchedRandom
 from smear_env.batched_table import LEARNER, BatchedTable
 from smear_env.config import SmearRules
-from smear_env.evaluation._agents_standin import BatchedRandom
 from smear_env.observation import action_mask, encode_game
 from smear_env.table import NEXT_GAME, NEXT_HAND, Table, TableOptions, play, start_agents
 from smear_env.vector import lane_deal
