@@ -97,3 +97,19 @@ def test_bad_engine_is_a_clear_error(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["random", "random", "--engine", "fast"])
     assert "invalid choice: 'fast'" in capsys.readouterr().err
+
+
+def test_in_training_evaluation_on_the_batched_engine_equals_the_lockstep_tables() -> None:
+    torch = pytest.importorskip("torch")
+    from training.evaluation import evaluate_policy
+    from training.policy import SmearPolicy
+
+    torch.manual_seed(3)
+    policy = SmearPolicy([32], "relu").eval()
+    rules = SmearRules(target_score=7)
+    for opponent in ("random", "heuristic"):
+        a = evaluate_policy(policy, opponent, rules, games=16, seed=4, engine="batched")
+        b = evaluate_policy(policy, opponent, rules, games=16, seed=4, engine="reference")
+        assert a == b and a["games"] == 16
+    with pytest.raises(ValueError, match="engine 'x' is not allowed"):
+        evaluate_policy(policy, "random", rules, engine="x")
