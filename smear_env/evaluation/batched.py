@@ -131,7 +131,8 @@ def play_pairs(
     (pairs finish in any order). ``players``: the two batched agents, already built (else built from the
     specs; they are closed at the end only then)."""
     n_games = 2 * n_pairs
-    n = max(1, min(int(lanes), n_games))
+    # at least ~8 games a lane: the last games of a block run on few lanes (every step still costs O(lanes))
+    n = max(1, min(int(lanes), max(64, n_games // 8), n_games))
     own = players is None
     a, b = players if players is not None else (batched_player(team_a, rules), batched_player(team_b, rules))
     names = (a.name, b.name)
