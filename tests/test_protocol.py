@@ -474,3 +474,60 @@ def test_a_bot_that_exits_at_once_is_reported(tmp_path):
     box = _within(10, lambda: (a.start_game(0, FAST, np.random.default_rng(0)), a.act_json(_view())))
     e = box.get("error")
     assert isinstance(e, BotError) and "exited (code 0)" in str(e), box
+
+
+def test_bad_cmd_specs_with_a_nul_character_are_clear_errors():
+    with pytest.raises(ValueError, match="cannot hold a NUL character"):
+        make_agent(f"cmd:{PY} a\x00b")
+
+
+def test_a_bot_that_cannot_start_is_a_short_error():
+    a = ProtocolAgent([PY, "-c", "pass", "x" * (3 << 20)], name="cmd:huge")  # over the argv size limit
+    with pytest.raises(BotError, match="cannot start") as e:
+        a.start_game(0, FAST, np.random.default_rng(0))
+    assert len(str(e.value)) < 1000
+
+
+@pytestmark_linux
+def test_a_bot_cannot_write_to_the_users_terminal(tmp_path):
+    """The bot runs in a session of its own, without the host's controlling terminal: opening /dev/tty
+    fails (the old host let a bot write to, or read from, the user's terminal)."""
+    import pty
+
+    host = tmp_path / "host.py"
+    host.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(os.getcwd())!r})
+        import numpy as np
+        from smear_env.agents.protocol import ProtocolAgent
+        from smear_env.config import SmearRules
+        bot = ("import os, sys, json\\n"
+               "for l in sys.stdin:\\n"
+               "    if json.loads(l)['type'] == 'act':\\n"
+               "        try:\\n"
+               "            os.write(os.open('/dev/tty', os.O_WRONLY), b'BOT-ON-TTY')\\n"
+               "        except OSError:\\n"
+               "            pass\\n"
+               "        print(0, flush=True)\\n")
+        a = ProtocolAgent([sys.executable, "-c", bot], name="cmd:tty", timeout=5.0)
+        a.start_game(0, SmearRules(), np.random.default_rng(0))
+        print("answer", a.act_json({{"legal_actions": [{{"id": 0, "name": ""}}]}}), flush=True)
+        a.close()
+    """))
+    pid, fd = pty.fork()
+    if pid == 0:  # the child has the pty as its controlling terminal
+        os.execv(PY, [PY, str(host)])
+    out = b""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 30:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    os.waitpid(pid, 0)
+    os.close(fd)
+    assert b"answer 0" in out, out
+    assert b"BOT-ON-TTY" not in out

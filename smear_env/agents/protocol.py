@@ -92,6 +92,8 @@ def parse_cmd_spec(spec: str) -> tuple[list[str], dict[str, Any]]:
     text = spec.strip()
     if not text.startswith("cmd"):
         raise ValueError(f"bot spec {spec!r} does not start with 'cmd:' or 'cmd[...]:'")
+    if "\x00" in text:
+        raise ValueError(f"bot spec {spec!r}: a command line cannot hold a NUL character")
     rest = text[3:]
     options: dict[str, Any] = {}
     if rest.startswith("["):
@@ -178,7 +180,8 @@ class ProtocolAgent:
             bot = BotProcess(self.argv, cwd=self.cwd)
         except (OSError, ValueError) as e:
             cmd = shlex.join(self.argv)
-            raise BotError(f"bot {self.name!r}: cannot start {cmd!r}: {e}", self.name) from None
+            cmd = cmd if len(cmd) <= _SHOWN else cmd[:_SHOWN] + "..."
+            raise BotError(f"bot {self.name!r}: cannot start {cmd!r}: {str(e)[:_SHOWN]}", self.name) from None
         self._bot = bot
         self._answered = False
         self._request = 0
@@ -288,21 +291,23 @@ class ProtocolAgent:
             raw = bot.read_line(deadline, f"did not answer within {limit:g} s")
         except BotIOError as e:
             raise self._io_failure(bot, e, "answering") from None
-        if bot.has_output():  # more than one line (or the start of another) for one request
-            self._check_quiet(bot, f"after its answer {_shown(raw)} to request {request}")
         self._answered = True
-        legal = [a["id"] for a in view_json["legal_actions"]]
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise self._fail(bot, f"answered {_shown(raw)}, which is not UTF-8 text") from None
-        action, answer_id = _parse_answer(line)
+            line = None
+        action, answer_id = _parse_answer(line) if line is not None else (None, None)
+        if answer_id is not None and answer_id != request:
+            raise self._fail(bot, f"answered {_shown(raw)} to request {request} (its \"id\" must be the "
+                                  "request's id)")
+        if bot.has_output():  # more than one line (or the start of another) for one request
+            self._check_quiet(bot, f"after its answer {_shown(raw)} to request {request}")
+        if line is None:
+            raise self._fail(bot, f"answered {_shown(raw)}, which is not UTF-8 text")
         if action is None:
             raise self._fail(bot, f"answered {_shown(line.strip())}, which is not an action: expected one "
                                   "line {\"action\": <id>} (or a bare id)")
-        if answer_id is not None and answer_id != request:
-            raise self._fail(bot, f"answered {_shown(line.strip())} to request {request} (its \"id\" must "
-                                  "be the request's id)")
+        legal = [a["id"] for a in view_json["legal_actions"]]
         if action not in legal:
             names = ", ".join(f"{a} ({action_name(a)})" for a in legal)
             raise self._fail(bot, f"answered action {action} ({action_name(action)}), which is not legal; "

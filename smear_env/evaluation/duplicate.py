@@ -189,8 +189,11 @@ def _worker_sigterm(signum: int, frame: Any) -> None:
     """``Pool.terminate()`` ends the workers with SIGTERM, which skips finalizers: close the bots first."""
     import os
 
+    from ..agents.supervisor import close_all
+
     try:
         _close_worker()
+        close_all()  # also the bots whose closing this signal interrupted
     finally:
         os._exit(0)
 
