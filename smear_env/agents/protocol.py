@@ -139,9 +139,10 @@ class ProtocolAgent:
 
     :meth:`close` ends the process (``quit``, a short grace, then its process group is killed); it is
     idempotent and may be called from any thread, also while another thread waits for the bot's answer
-    (that wait then ends with a :class:`BotError` within about 0.1 s, and that thread reaps the bot). A
-    closed agent starts a new process at its next game. Bots never closed are closed when the agent is
-    garbage-collected (killed at once) or at interpreter exit (``quit`` and the grace, all bots at once).
+    (that wait then ends with a :class:`BotError` "was closed by the host" within about 0.1 s, and close()
+    returns once the bot is gone). A closed agent starts a new process at its next game. Bots never closed
+    are closed when the agent is garbage-collected (killed at once) or at interpreter exit (``quit`` and
+    the grace, all bots at once).
     """
 
     def __init__(self, argv: list[str], name: str | None = None, timeout: float = DEFAULT_TIMEOUT,
@@ -197,15 +198,16 @@ class ProtocolAgent:
         bot = self._bot
         if bot is None:
             return
-        if self._io.acquire(blocking=False):
-            try:
-                if self._bot is bot:
-                    self._bot = None
+        if not self._io.acquire(blocking=False):
+            bot.cancel()  # another thread is talking to the bot: that exchange ends within about 0.1 s
+            if not self._io.acquire(timeout=CLOSE_GRACE + 5):  # pragma: no cover - the group is signalled
+                return
+        try:
+            bot, self._bot = self._bot, None
+            if bot is not None:
                 bot.close(_QUIT, CLOSE_GRACE)
-            finally:
-                self._io.release()
-        else:  # another thread is talking to the bot: end that exchange; that thread reaps the bot
-            bot.cancel()
+        finally:
+            self._io.release()
 
     def _fail(self, bot: BotProcess, reason: str) -> BotError:
         if self._bot is bot:
@@ -220,6 +222,8 @@ class ProtocolAgent:
     def _io_failure(self, bot: BotProcess, e: BotIOError, doing: str) -> BotError:
         """The BotError for a pipe failure ``e`` while ``doing`` (``"reading its input"`` or
         ``"answering"``)."""
+        if bot.cancelled:  # closed from another thread: whatever the pipes say next is due to that
+            return self._fail(bot, "was closed by the host")
         if e.kind in ("eof", "closed_input"):
             code = bot.wait_exit(_EXIT_WAIT)
             if code is not None:
@@ -255,7 +259,7 @@ class ProtocolAgent:
             raise self._io_failure(bot, e, "answering") from None
         if extra:
             raise self._fail(bot, f"wrote {_shown(extra)} {before} (each answer is one line, written "
-                                  "after its request)")
+                                  "after its request; logs go to stderr)")
 
     # ------------------------------------------------------------------ the Agent protocol
     def start_game(self, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
@@ -300,13 +304,13 @@ class ProtocolAgent:
         if answer_id is not None and answer_id != request:
             raise self._fail(bot, f"answered {_shown(raw)} to request {request} (its \"id\" must be the "
                                   "request's id)")
-        if bot.has_output():  # more than one line (or the start of another) for one request
-            self._check_quiet(bot, f"after its answer {_shown(raw)} to request {request}")
         if line is None:
             raise self._fail(bot, f"answered {_shown(raw)}, which is not UTF-8 text")
         if action is None:
             raise self._fail(bot, f"answered {_shown(line.strip())}, which is not an action: expected one "
                                   "line {\"action\": <id>} (or a bare id)")
+        if bot.has_output():  # more than one line (or the start of another) for one request
+            self._check_quiet(bot, f"after its answer {_shown(raw)} to request {request}")
         legal = [a["id"] for a in view_json["legal_actions"]]
         if action not in legal:
             names = ", ".join(f"{a} ({action_name(a)})" for a in legal)
@@ -349,19 +353,15 @@ def close_agents(agents: Iterable[Any], grace: float = CLOSE_GRACE) -> None:
     one shared ``grace`` period (instead of one after another)."""
     bots, others = [], []
     for a in agents:
-        if isinstance(a, ProtocolAgent):
-            bot = a._bot
-            if bot is not None and a._io.acquire(blocking=False):
-                try:
-                    if a._bot is bot:
-                        a._bot = None
+        if isinstance(a, ProtocolAgent) and a._io.acquire(blocking=False):
+            try:
+                bot, a._bot = a._bot, None
+                if bot is not None:
                     bot.begin_close(_QUIT)
                     bots.append(bot)
-                finally:
-                    a._io.release()
-            elif bot is not None:
-                bot.cancel()
-        else:
+            finally:
+                a._io.release()
+        else:  # busy in another thread (its close() ends that exchange first), or not a protocol agent
             others.append(a)
     close_all(bots, grace=grace)
     for a in others:

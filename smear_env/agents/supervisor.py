@@ -122,6 +122,11 @@ class BotProcess:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called (the host is closing the bot)."""
+        return self._cancelled
+
     def exit_code(self) -> int | None:
         """The bot's exit status once its own process has ended (negative: killed by that signal), without
         reaping it (so its process group id stays reserved); None while it runs."""
