@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 import textwrap
@@ -352,7 +353,8 @@ def test_item5_an_extra_answer_line_is_a_protocol_error_not_played_later(tmp_pat
     box = _within(10, lambda: [a.act_json(_view()) for _ in range(3)])
     e = box.get("error")
     assert isinstance(e, BotError), box
-    assert "cmd:testbot" in str(e) and "'{\"action\": 0}'" in str(e) and "after its answer" in str(e)
+    assert re.search(r"^bot 'cmd:testbot' \(seat 0\) wrote '\{\"action\": 0\}(\\n)?' after its answer "
+                     r"'\{\"action\": 2\}' to request 1 ", str(e)), str(e)
 
 
 def test_item5_an_answer_before_the_request_is_a_protocol_error(tmp_path):

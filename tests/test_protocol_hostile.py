@@ -152,7 +152,9 @@ HOSTILE = {
     "close_stdout": r"closed its stdout but is still running",
     "answer_twice": r"wrote '\{\"action\": \d+\}\\n' after its answer",
     "answer_twice_late": r"(before it was asked \(request \d+\)|to request \d+ \(its \"id\" must be)",
-    "answer_early": r"wrote '\{\"action\": 0\}\\n' before it was asked \(request \d+\)",
+    # before it was asked, if it came before the request was sent (else it is taken as the answer, and the
+    # bot's real answer is the extra line; without an echoed id the two cannot be told apart)
+    "answer_early": r"(before it was asked \(request \d+\)|after its answer|which is not legal)",
     "exit": r"exited \(code 5\) instead of answering",
     "garbage": r"answered b'\\x00\\x1b\[2J\\xff\\xfe garbage \{', which is not UTF-8 text",
     "non_utf8": r"which is not UTF-8 text",
