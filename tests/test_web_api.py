@@ -146,7 +146,8 @@ def test_a_failing_bot_stops_the_served_game_by_name(tmp_path):
     from starlette.testclient import TestClient
 
     bot = tmp_path / "bot.py"
-    bot.write_text("import sys\nfor line in sys.stdin:\n    print('garbage', flush=True)\n")
+    bot.write_text("import sys\nfor line in sys.stdin:\n"
+                   "    if '\"act\"' in line:\n        print('garbage', flush=True)\n")  # only to requests
     spec = f"cmd:{sys.executable} {bot}"
     with TestClient(create_app([spec, "heuristic"])) as c:
         s = c.post("/api/games", json={"seat": 0, "partner": "heuristic", "opponents": spec}).json()
