@@ -70,6 +70,9 @@ def display_name(spec: str) -> str:
     name = shipped_name(spec)
     if name is not None:
         return name
+    if spec.startswith(("cmd:", "cmd[")):  # a bot's command line: program and file names, no folders
+        head, _, cmd = spec.partition(":")
+        return head + ":" + " ".join(Path(t).name if "/" in t or "\\" in t else t for t in cmd.split())
     if spec.endswith(CHECKPOINT_SUFFIX):
         return Path(spec).name[: -len(CHECKPOINT_SUFFIX)] or spec
     return spec

@@ -679,7 +679,10 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
                 raw = await read_body(request, types)
                 return ok(await run_in_threadpool(fn, request, raw), status)
             except ApiError as e:
-                return ok(e.body, e.status)
+                resp = ok(e.body, e.status)
+                if e.status == 413:  # the rest of the body is not read: end the connection
+                    resp.headers["Connection"] = "close"
+                return resp
             except Exception as e:  # a bug: say so without a traceback or a server path
                 return ok({"error": f"internal error ({type(e).__name__}): {scrub(str(e), server)}"}, 500)
         return endpoint
@@ -701,8 +704,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
             choices = f.metadata.get("choices")
             rules[f.name] = {"default": f.default, "type": type(f.default).__name__,
                              "rule": f.metadata.get("rule"), "choices": list(choices) if choices else None}
-        return {"agents": list(server.specs), "hints": [server.name_of(h) for h in server.hints],
-                "rules": rules, "idle_ttl": server.idle_ttl, **server.options(SmearRules())}
+        return {"rules": rules, "idle_ttl": server.idle_ttl, **server.options(SmearRules())}
 
     def agents_for(request: Request, raw: bytes) -> Any:
         body = parse_json(raw)
