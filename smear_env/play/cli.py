@@ -179,7 +179,7 @@ def result_markup(view: dict[str, Any], name: SeatNames, details: dict[str, Any]
         parts.append(text)
     made = "made" if r["made_contract"] else "[bold red]went set[/] on"
     ch = r["score_change"]
-    return (f"Hand over. {'; '.join(parts)}. Card points: you+partner {r['card_points'][team]}, opponents "
+    return (f"Hand over: {'; '.join(parts)}. Card points: you+partner {r['card_points'][team]}, opponents "
             f"{r['card_points'][1 - team]}. {name(view['bidder'])} {made} a bid of {view['contract']}. "
             f"Score change: you+partner {signed(ch[team])}, opponents {signed(ch[1 - team])}; scores: "
             f"you+partner {r['scores'][team]}, opponents {r['scores'][1 - team]}.")
