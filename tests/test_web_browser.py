@@ -377,6 +377,8 @@ def test_step_through_a_recorded_game_in_the_replay_viewer(server, browser, shot
         if i >= n:
             break
         body.send_keys(Keys.ARROW_RIGHT)
+    assert _visible(d, "#hand-end") and "Score change" in d.find_element(By.ID, "hand-end").text
+    d.execute_script("document.getElementById('info').scrollIntoView()")
     d.save_screenshot(str(shots / "web-replay.png"))
     d.find_element(By.ID, "last").click()
     assert f"step {n} / {n}" in d.find_element(By.ID, "counter").text

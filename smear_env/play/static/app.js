@@ -235,7 +235,7 @@ function render() {
     el.classList.toggle("turn", v.to_act === s);
     el.innerHTML = `<div class="name">${seatName(s)}${v.to_act === s ? ' <span class="badge">to play</span>' : ""}</div>` +
       `<div class="meta">${[s === v.dealer ? "dealer" : "", bid, v.bidder === s ? "bidder" : "",
-        leader === s && v.phase === "PLAY" ? '<span class="led">led this trick</span>' : ""].filter(Boolean).join(" · ")}</div>`;
+        leader === s && v.phase === "PLAY" ? `<span class="led">${v.trick.length ? "led this trick" : "leads"}</span>` : ""].filter(Boolean).join(" · ")}</div>`;
     if (s !== game.seat) {
       const backs = document.createElement("div"); backs.className = "backs";
       for (let i = 0; i < v.hand_sizes[s]; i++) { const b = document.createElement("span"); b.className = "back"; backs.appendChild(b); }
@@ -343,7 +343,7 @@ async function hint() {
       (pf ? `<td>${m.p === null ? "–" : (100 * m.p).toFixed(0) + "%"}</td>` : "") +
       `<td>${m.value === null ? "–" : (m.value > 0 ? "+" : "") + m.value.toFixed(1)}</td>` +
       `<td class="small">${m.chosen_by.map(esc).join(", ")}</td></tr>`).join("");
-    $("hints").innerHTML = `<table class="hint-table" id="hint-table"><tr><th>move</th>${pf ? `<th>${esc(pf)} plays it</th>` : ""}` +
+    $("hints").innerHTML = `<h2>Hint</h2><table class="hint-table" id="hint-table"><tr><th>move</th>${pf ? `<th>${esc(pf)} plays it</th>` : ""}` +
       `<th title="${esc(h.value_note || "")}">worth</th><th>chosen by</th></tr>${rows}</table>` +
       `<p class="small">${esc(h.value_note || "")}</p>` + h.notes.map((n) => `<p class="small note">${esc(n)}</p>`).join("");
     show($("hints"), true);
