@@ -159,7 +159,8 @@ async def play(base: str, games: int, max_requests: int, seed: int) -> dict:
 
 
 async def abandon(base: str, n: int, seed: int, batch: int = 50) -> tuple[int, str | None]:
-    """Create ``n`` two-human games, make a move or two in each, and leave them. Returns (errors, a link)."""
+    """Create ``n`` two-human games, make a move in each, and leave them. Returns (errors, the newest
+    game's link)."""
     import httpx
 
     errors = 0
@@ -191,7 +192,7 @@ async def abandon(base: str, n: int, seed: int, batch: int = 50) -> tuple[int, s
 
         for start in range(0, n, batch):
             out = await asyncio.gather(*(one(k) for k in range(start, min(n, start + batch))))
-            link = link or next((x for x in out if x), None)
+            link = next((x for x in reversed(out) if x), link)  # the newest abandoned game
     return errors, link
 
 

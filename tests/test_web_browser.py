@@ -124,9 +124,10 @@ def _idle(driver) -> bool:
 
 
 def _visible(driver, css: str) -> bool:
-    from selenium.webdriver.common.by import By
-
-    return any(e.is_displayed() for e in driver.find_elements(By.CSS_SELECTOR, css))
+    """Some element matching ``css`` is shown (one script call: no stale element between find and ask)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].some((e) => e.getClientRects().length > 0);",
+        css)
 
 
 def _in_viewport(driver, element_id: str) -> bool:
@@ -172,8 +173,8 @@ def test_a_whole_game_with_target_11_and_kitty_1_against_heuristic_with_hints(se
           == "heuristic")
     if HAVE_SHIPPED:
         _wait(d, lambda d: "kitty size 1 (trained: 3)" in d.find_element(By.ID, "agent-notes").text)
-        opt = d.execute_script("const o = document.querySelector('select[name=partner] option[value=default]');"
-                               "return [o.disabled, o.title];")
+        opt = d.execute_script("const o = document.querySelector("
+                               "'select[name=partner] option[value=default]'); return [o.disabled, o.title];")
         assert opt[0] is True and "trained on" in opt[1]
     for sel in ("partner", "left", "right"):
         Select(d.find_element(By.NAME, sel)).select_by_value("heuristic")
@@ -208,7 +209,7 @@ def test_a_whole_game_with_target_11_and_kitty_1_against_heuristic_with_hints(se
         assert len(rows) == len(view["legal_actions"]), "one hint row per legal move"
         assert "worth" in d.find_element(By.ID, "hint-table").text
         if not hint_shot and view["phase"] == "PLAY" and len(rows) >= 3:
-            d.save_screenshot(str(shots / "web-hint.png"))
+            d.save_screenshot(str(shots / "web-hint-other-rules.png"))
             hint_shot = 1
         if not last_shot and view["phase"] == "PLAY" and len(view["hand"]) <= 4 and not view["trick"]:
             d.find_element(By.ID, "last-trick").click()
@@ -237,7 +238,9 @@ def test_a_whole_game_with_target_11_and_kitty_1_against_heuristic_with_hints(se
     assert d.execute_script("return state.view.scores") == list(table.session.game.scores)
 
 
-def test_end_game_asks_first_and_then_removes_the_bid_buttons(server, browser):
+def test_end_game_asks_first_and_then_removes_the_bid_buttons(server, browser, shots):
+    """Under the default rules the hint table also shows the shipped agent's probability per move; "End
+    game" asks first, and after it no move is offered."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -247,8 +250,21 @@ def test_end_game_asks_first_and_then_removes_the_bid_buttons(server, browser):
     _wait(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "select[name=right] option")) >= 2)
     for sel in ("partner", "left", "right"):
         Select(d.find_element(By.NAME, sel)).select_by_value("random")
+    d.find_element(By.NAME, "seed").send_keys("11")
     d.find_element(By.ID, "deal").click()
     _wait(d, lambda d: _visible(d, "#game") and _idle(d))
+    for _ in range(30):  # to a card play with a choice, for the hint screenshot
+        v = d.execute_script("return state.view")
+        if v["phase"] == "PLAY" and len(v["legal_actions"]) >= 3 or not v["legal_actions"]:
+            break
+        _legal(d)[0].click()
+        _wait(d, lambda d: _idle(d))
+    if d.execute_script("return state.view.legal_actions.length"):
+        d.find_element(By.ID, "hint").click()
+        _wait(d, lambda d: _visible(d, "#hint-table"))
+        if HAVE_SHIPPED:
+            assert "default plays it" in d.find_element(By.ID, "hint-table").text
+        d.save_screenshot(str(shots / "web-hint.png"))
     d.find_element(By.ID, "resign").click()
     assert _visible(d, "#confirm-end") and not d.find_elements(By.ID, "game-over")
     d.find_element(By.ID, "resign-no").click()

@@ -150,7 +150,7 @@ class Table:
             "over": s.over,
             "truncated": s.truncated,
             "winner": game.winner,
-            "error": s.error,
+            "error": None if s.error is None else scrub(s.error),
             "notes": self.notes,
         }
 

@@ -180,7 +180,7 @@ function log(text, cls) {
 async function receive(s, animate = true) {
   // Play the public events one by one (cards land on the felt), then show the view.
   for (const e of s.events) {
-    if (e.hand !== logHand) { log(`<b>Hand ${e.hand}</b>`, "hand"); logHand = e.hand; }
+    if (e.hand !== logHand) { log(`<b>Hand ${e.hand}</b>`, "hand-head"); logHand = e.hand; }
     let text = `${seatName(e.seat)}: ${moveText(e.name)}`;
     if (e.name.startsWith("play ")) {
       if (pending.length === 4) pending = [];
