@@ -659,3 +659,27 @@ def test_a_failing_bot_stops_the_served_game_by_name(tmp_path):
 def test_smear_serve_binds_loopback_by_default():
     args = build_parser().parse_args([])
     assert args.host == "127.0.0.1"
+
+
+def test_reaping_ends_a_hostile_bot_that_ignores_quit_and_sigterm(tmp_path):
+    """The web-table half of the hostile-bot soak: a bot that answers, then ignores ``quit``, EOF and
+    SIGTERM, is still gone once its game is reaped (the agent's close())."""
+    from starlette.testclient import TestClient
+
+    bot = tmp_path / "stubborn.py"
+    bot.write_text("import json, signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                   "for line in sys.stdin:\n    m = json.loads(line)\n"
+                   "    if m.get('type') == 'act':\n"
+                   "        print(json.dumps({'action': m['view']['legal_actions'][0]['id']}), flush=True)\n"
+                   "while True:\n    time.sleep(1)\n")
+    spec = f"cmd:{sys.executable} {bot}"
+    app = create_app([spec, "heuristic"], hints=["heuristic"], idle_ttl=30)
+    with TestClient(app) as c:
+        s = c.post("/api/games", json={"seed": 2, "rules": {"target_score": 3}}).json()
+        table = app.state.server.links[s["game_id"]][0]
+        procs = [a._proc for a in table.session.agents if a is not None and getattr(a, "_proc", None)]
+        assert len(procs) == 3
+        assert app.state.server.reap(now=time.monotonic() + 31) == 1
+        for p in procs:
+            assert p.wait(timeout=15) is not None
+        assert c.get(f"/api/games/{s['game_id']}").status_code == 404
