@@ -61,8 +61,10 @@ def main(argv: list[str] | None = None) -> dict:
     train_s = time.time() - t0
     rate, (lo, hi) = evaluate(model)
     print(f"sb3-contrib MaskablePPO on SmearSB3VecEnv({args.num_envs}): {model.num_timesteps} decisions in "
-          f"{train_s:.0f} s; greedy team vs random over 400 games: {rate:.1%} [{lo:.1%}, {hi:.1%}] (untrained: {before:.1%})")
-    return {"decisions": model.num_timesteps, "win_rate": rate, "ci95": (lo, hi), "untrained_win_rate": before}
+          f"{train_s:.0f} s; greedy team vs random over 400 games: {rate:.1%} [{lo:.1%}, {hi:.1%}] "
+          f"(untrained: {before:.1%})")
+    return {"decisions": model.num_timesteps, "win_rate": rate, "ci95": (lo, hi),
+            "untrained_win_rate": before}
 
 
 if __name__ == "__main__":
