@@ -295,17 +295,29 @@ class BatchedTable:
             lanes = np.flatnonzero(fixed)
             if not lanes.size:
                 return steps
-            obs = vg.observe()
-            mask = vg.legal_mask()
             all_lanes = lanes.size == n
-            if not all_lanes:
-                obs, mask = obs[lanes], mask[lanes]
             slots = (lanes << 2) + vg.to_act[lanes]
             wl = who[lanes]
             actions = np.empty(lanes.size, dtype=np.int64)
+            obs = mask = words = legal = None  # each computed once, when an agent first needs it
             for p in np.unique(wl).tolist():
                 rows = np.flatnonzero(wl == p) if len(self.players) > 1 else slice(None)
-                actions[rows] = self.players[p].act_batch(obs[rows], mask[rows], slots[rows])
+                agent = self.players[p]
+                packed = getattr(agent, "act_packed", None)
+                if packed is not None:  # the observation bits and legal bits, without the float rows
+                    if words is None:
+                        words = vg.observe_words()
+                        bits, base = vg._legal_bits()
+                        legal = (bits, base) if all_lanes else (bits[lanes], base[lanes])
+                        if not all_lanes:
+                            words = words[lanes]
+                    actions[rows] = packed(words[rows], legal[0][rows], legal[1][rows], slots[rows])
+                    continue
+                if obs is None:
+                    obs, mask = vg.observe(), vg.legal_mask()
+                    if not all_lanes:
+                        obs, mask = obs[lanes], mask[lanes]
+                actions[rows] = agent.act_batch(obs[rows], mask[rows], slots[rows])
             st = self.apply(None if all_lanes else lanes, actions)
             steps += 1
             if accumulate is not None:

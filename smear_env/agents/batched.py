@@ -170,33 +170,75 @@ def _check_start(name: str, seat: Any, rules: Any, rng: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------------- random
+# bit tables: set bits of a byte; the j-th set bit of a byte (0 where there is none)
+_POP8 = np.array([b.bit_count() for b in range(256)], dtype=np.int64)
+_SELECT8 = np.array([([i for i in range(8) if b >> i & 1] + [0] * 8)[:8] for b in range(256)], dtype=np.int64)
+
+
+def select_bit(bits: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """(B,) the index of the ``r``-th (0-based) set bit of each 32-bit mask ``bits`` (``r`` < its
+    popcount)."""
+    c1 = _POP8[bits & 255]
+    c2 = c1 + _POP8[(bits >> 8) & 255]
+    c3 = c2 + _POP8[(bits >> 16) & 255]
+    byte = (r >= c1).astype(np.int64) + (r >= c2) + (r >= c3)
+    before = np.where(byte == 0, 0, np.where(byte == 1, c1, np.where(byte == 2, c2, c3)))
+    shift = byte << 3
+    return shift + _SELECT8[(bits >> shift) & 255, r - before]
+
+
 class BatchedRandomAgent:
     """Uniform over the legal actions, one generator per slot: row ``i`` draws
-    ``legal[rng.integers(legal.size)]`` from its slot's generator, exactly :meth:`RandomAgent.act`."""
+    ``legal[rng.integers(legal.size)]`` from its slot's generator, exactly :meth:`RandomAgent.act` (a row
+    with one legal action calls nothing: ``integers(1)`` does not advance a generator)."""
 
     vectorised = True
+    draws = True
+    """It draws from its slots' generators."""
 
     def __init__(self, name: str = "random") -> None:
         self.name = name
         self._rngs = _SlotTable(name)
+        self._draw: dict[int, Callable[[int], Any]] = {}  # slot -> its generator's bound ``integers``
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
         _check_start(self.name, seat, rules, rng)
         self._rngs.set(slot, rng)
+        self._draw[int(slot)] = rng.integers
+
+    def _draws(self, slots: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """(B,) ``rng.integers(count)`` of each row's slot generator, in row order (0 where count is 1)."""
+        self._rngs.codes(slots)  # every slot has started a game (ValueError naming the first that has not)
+        r = np.zeros(slots.size, dtype=np.int64)
+        multi = np.flatnonzero(counts > 1)
+        if multi.size:
+            draw = self._draw
+            rows = zip(slots[multi].tolist(), counts[multi].tolist(), strict=True)
+            r[multi] = [draw[s](c) for s, c in rows]
+        return r
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, slots: np.ndarray) -> np.ndarray:
         obs, mask, slots = check_batch(self.name, obs, mask, slots)
         if slots.size == 0:
             return np.zeros(0, dtype=np.int64)
-        get = self._rngs.values.get
-        rngs = [get(s) for s in slots.tolist()]
-        if None in rngs:
-            self._rngs.get(int(slots[rngs.index(None)]))  # raises naming the slot
         cum = np.cumsum(mask, axis=1, dtype=np.int16)
-        counts = cum[:, -1].tolist()
-        r = np.array([g.integers(c) for g, c in zip(rngs, counts, strict=True)], dtype=np.int16)
+        r = self._draws(slots, cum[:, -1].astype(np.int64))
         # the (r+1)-th legal action of each row: the first column where the running count exceeds r
         return np.argmax(cum > r[:, None], axis=1).astype(np.int64)
+
+    def act_packed(self, words: np.ndarray, legal: np.ndarray, base: np.ndarray, slots: np.ndarray
+                   ) -> np.ndarray:
+        """:meth:`act_batch` on the packed form (see
+        :meth:`~smear_env.agents.heuristic_batched.BatchedHeuristicAgent.act_packed`; ``words`` unused):
+        ``base`` + the ``r``-th set bit of ``legal``, ``r`` the slot generator's draw."""
+        slots = np.asarray(slots, dtype=np.int64)
+        if slots.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        legal = np.asarray(legal, dtype=np.int64)
+        counts = np.bitwise_count(legal).astype(np.int64)
+        if (counts == 0).any():
+            raise no_legal_error(self.name, np.flatnonzero(counts == 0), slots)
+        return np.asarray(base, dtype=np.int64) + select_bit(legal, self._draws(slots, counts))
 
     def close(self) -> None:
         pass
@@ -228,6 +270,8 @@ class BatchedCheckpointAgent:
             raise ValueError(f"agent {name!r}: temperature must be > 0, not {temperature!r}")
         self.tie_tolerance = float(tie_tolerance)
         self.vectorised = self.greedy
+        self.draws = not self.greedy
+        """Whether it draws from its slots' generators (only when sampling)."""
         self.rows_recomputed = 0
         """Greedy rows recomputed alone because their two best legal logits were within the tolerance."""
         self._rngs = _SlotTable(name)
@@ -325,6 +369,8 @@ class PerSlotAgent:
     agent that has a ``close`` method."""
 
     vectorised = False
+    draws = True
+    """Its per-seat agents may draw from their generators."""
 
     def __init__(self, factory: Callable[[], Agent], name: str, spare: Agent | None = None) -> None:
         if not callable(factory):
