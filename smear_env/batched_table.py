@@ -299,25 +299,29 @@ class BatchedTable:
             slots = (lanes << 2) + vg.to_act[lanes]
             wl = who[lanes]
             actions = np.empty(lanes.size, dtype=np.int64)
-            obs = mask = words = legal = None  # each computed once, when an agent first needs it
-            for p in np.unique(wl).tolist():
+            # agents with act_packed get the observation bits and legal bits, the others float rows and masks
+            acting = [(p, self.players[p]) for p in np.unique(wl).tolist()]
+            packed = [getattr(agent, "act_packed", None) for _, agent in acting]
+            obs = mask = words = legal = None
+            if not all(packed):
+                obs, mask = vg.observe(), vg.legal_mask()
+                if any(packed):
+                    words = vg._obs_words  # the packed rows of that same observe() call
+                if not all_lanes:
+                    obs, mask = obs[lanes], mask[lanes]
+            elif any(packed):
+                words = vg.observe_words()
+            if words is not None:
+                bits, base = vg._legal_bits()
+                legal = (bits, base) if all_lanes else (bits[lanes], base[lanes])
+                if not all_lanes:
+                    words = words[lanes]
+            for (p, agent), act_packed in zip(acting, packed, strict=True):
                 rows = np.flatnonzero(wl == p) if len(self.players) > 1 else slice(None)
-                agent = self.players[p]
-                packed = getattr(agent, "act_packed", None)
-                if packed is not None:  # the observation bits and legal bits, without the float rows
-                    if words is None:
-                        words = vg.observe_words()
-                        bits, base = vg._legal_bits()
-                        legal = (bits, base) if all_lanes else (bits[lanes], base[lanes])
-                        if not all_lanes:
-                            words = words[lanes]
-                    actions[rows] = packed(words[rows], legal[0][rows], legal[1][rows], slots[rows])
-                    continue
-                if obs is None:
-                    obs, mask = vg.observe(), vg.legal_mask()
-                    if not all_lanes:
-                        obs, mask = obs[lanes], mask[lanes]
-                actions[rows] = agent.act_batch(obs[rows], mask[rows], slots[rows])
+                if act_packed is not None:
+                    actions[rows] = act_packed(words[rows], legal[0][rows], legal[1][rows], slots[rows])
+                else:
+                    actions[rows] = agent.act_batch(obs[rows], mask[rows], slots[rows])
             st = self.apply(None if all_lanes else lanes, actions)
             steps += 1
             if accumulate is not None:

@@ -886,6 +886,7 @@ class VectorGame:
         put(VOIDS, v)
         if words_only:
             return words
+        self._obs_words = words  # the packed form of this call's rows (the batched table reuses it)
         packed = words.astype("<i8", copy=False).view(np.uint8)
         bits = np.unpackbits(packed, axis=1, count=OBS_SIZE, bitorder="little")
         if out is None:
