@@ -20,6 +20,17 @@ batched agent:
   called row by row (``vectorised = False``).
 
 :func:`can_vectorise` says which specs give a vectorised agent without building one.
+
+Two optional members speed up the batched table and the evaluator without changing any action:
+
+* ``act_packed(words, legal, base, slots)`` -- ``act_batch`` on the packed form the engine holds anyway:
+  ``words`` (B, 8) the observations' 0/1 features as bits
+  (:meth:`~smear_env.vector.VectorGame.observe_words`) and the legal actions as ``base + i`` for the set
+  bits ``i`` of ``legal`` (B,). :class:`~smear_env.batched_table.BatchedTable` calls it instead of
+  ``act_batch`` when an agent has it (the heuristic and random do), so no float rows are built for them;
+* ``draws`` -- False for an agent that never draws from the generators given to ``start_game`` (the
+  heuristic, a greedy checkpoint); the duplicate evaluator then hands those seats one shared generator
+  instead of building one per seat and game.
 """
 
 from __future__ import annotations
