@@ -304,9 +304,11 @@ class BatchedTable:
             packed = [getattr(agent, "act_packed", None) for _, agent in acting]
             obs = mask = words = legal = None
             if not all(packed):
-                obs, mask = vg.observe(), vg.legal_mask()
-                if any(packed):
-                    words = vg._obs_words  # the packed rows of that same observe() call
+                if any(packed):  # both forms from one pass
+                    words, obs = vg._observe(None, None, "both")
+                else:
+                    obs = vg.observe()
+                mask = vg.legal_mask()
                 if not all_lanes:
                     obs, mask = obs[lanes], mask[lanes]
             elif any(packed):
