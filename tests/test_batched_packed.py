@@ -170,3 +170,21 @@ def test_blas_threads_limits_and_restores_openblas():
     assert get() == before
     with eb.blas_threads(None):
         assert get() == before
+
+
+def test_batched_random_draws_are_generator_integers_with_rejections():
+    """The draws equal Generator.integers(count) one for one, and leave each generator in its state,
+    including counts near 2**31 where Lemire's rejection step redraws about half the time."""
+    agent = BatchedRandomAgent()
+    gens = [np.random.default_rng(s) for s in range(16)]
+    refs = [np.random.default_rng(s) for s in range(16)]
+    for slot, g in enumerate(gens):
+        agent.start_game(slot, 0, SmearRules(), g)
+    pick = np.random.default_rng(99)
+    slots = np.arange(16)
+    for step in range(200):
+        counts = pick.integers(1, 73, size=16) if step % 2 else pick.integers((1 << 31) + 1, 1 << 32, size=16)
+        got = agent._draws(slots, counts.astype(np.int64))
+        want = [0 if c == 1 else int(r.integers(int(c))) for r, c in zip(refs, counts.tolist(), strict=True)]
+        assert got.tolist() == want
+    assert all(g.bit_generator.state == r.bit_generator.state for g, r in zip(gens, refs, strict=True))

@@ -200,8 +200,14 @@ def select_bit(bits: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 class BatchedRandomAgent:
     """Uniform over the legal actions, one generator per slot: row ``i`` draws
-    ``legal[rng.integers(legal.size)]`` from its slot's generator, exactly :meth:`RandomAgent.act` (a row
-    with one legal action calls nothing: ``integers(1)`` does not advance a generator)."""
+    ``legal[rng.integers(legal.size)]`` from its slot's generator, exactly :meth:`RandomAgent.act`.
+
+    The draw is computed here as ``Generator.integers`` computes it (Lemire's bounded integer from the bit
+    generator's ``next_uint32``, with its rejection step), calling ``next_uint32`` through the bit
+    generator's ``ctypes`` interface (~0.2 us instead of ~1.2 us a call): the same numbers and the same
+    generator state after every call. A row with one legal action calls nothing (``integers(1)`` draws
+    nothing). The rows' first draws are taken in row order, then any rejected draw is redrawn (about once
+    in 10^8 draws; only a generator shared by two rows of one batch could see another order)."""
 
     vectorised = True
     draws = True
@@ -210,22 +216,38 @@ class BatchedRandomAgent:
     def __init__(self, name: str = "random") -> None:
         self.name = name
         self._rngs = _SlotTable(name)
-        self._draw: dict[int, Callable[[int], Any]] = {}  # slot -> its generator's bound ``integers``
+        # slot -> (next_uint32, its argument) of the slot generator's bit generator
+        self._draw: dict[int, tuple[Callable[[Any], int], Any]] = {}
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
         _check_start(self.name, seat, rules, rng)
-        self._rngs.set(slot, rng)
-        self._draw[int(slot)] = rng.integers
+        self._rngs.set(slot, rng)  # keeps the generator (and the state the ctypes pointer names) alive
+        try:
+            c = rng.bit_generator.ctypes
+            self._draw[int(slot)] = (c.next_uint32, c.state)
+        except Exception:  # noqa: BLE001 - no ctypes: integers(2**32, uint32) is one next_uint32 too
+            self._draw[int(slot)] = (lambda _s, g=rng: int(g.integers(1 << 32, dtype=np.uint32)), None)
 
     def _draws(self, slots: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """(B,) ``rng.integers(count)`` of each row's slot generator, in row order (0 where count is 1)."""
         self._rngs.codes(slots)  # every slot has started a game (ValueError naming the first that has not)
         r = np.zeros(slots.size, dtype=np.int64)
         multi = np.flatnonzero(counts > 1)
-        if multi.size:
-            draw = self._draw
-            rows = zip(slots[multi].tolist(), counts[multi].tolist(), strict=True)
-            r[multi] = [draw[s](c) for s, c in rows]
+        if not multi.size:
+            return r
+        draw = self._draw
+        fns = [draw[s] for s in slots[multi].tolist()]
+        c = counts[multi].astype(np.uint64)
+        m = np.array([f(a) for f, a in fns], dtype=np.uint64) * c
+        threshold = (np.uint64(1 << 32) - c) % c  # (2**32 - c) % c < c: numpy's rejection bound
+        low = np.uint64(0xFFFFFFFF)
+        rejected = np.flatnonzero((m & low) < threshold)
+        while rejected.size:
+            for i in rejected.tolist():
+                f, a = fns[i]
+                m[i] = np.uint64(f(a)) * c[i]
+            rejected = rejected[(m[rejected] & low) < threshold[rejected]]
+        r[multi] = (m >> np.uint64(32)).astype(np.int64)
         return r
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, slots: np.ndarray) -> np.ndarray:
