@@ -188,3 +188,15 @@ def test_batched_random_draws_are_generator_integers_with_rejections():
         want = [0 if c == 1 else int(r.integers(int(c))) for r, c in zip(refs, counts.tolist(), strict=True)]
         assert got.tolist() == want
     assert all(g.bit_generator.state == r.bit_generator.state for g, r in zip(gens, refs, strict=True))
+
+
+def test_worker_blocks_split_only_when_each_block_fills_its_table():
+    """Two blocks per worker only when each still has 8 * lanes games; always contiguous and complete."""
+    assert eb.blocks(10000, 2) == [(0, 5000), (5000, 5000)]  # 20,000 games: one 1,024-lane block a worker
+    assert eb.blocks(20000, 2) == [(0, 5000), (5000, 5000), (10000, 5000), (15000, 5000)]
+    assert eb.blocks(20000, 2, lanes=4096) == [(0, 10000), (10000, 10000)]
+    assert eb.blocks(3, 4) == [(0, 1), (1, 1), (2, 1)]
+    for n, w in ((1, 1), (7, 3), (100000, 5)):
+        parts = eb.blocks(n, w)
+        assert parts[0][0] == 0 and sum(k for _, k in parts) == n
+        assert all(a + k == b for (a, k), (b, _) in zip(parts, parts[1:], strict=False))
