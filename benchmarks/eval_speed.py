@@ -37,6 +37,23 @@ def timed(team_a: str, team_b: str, games: int, engine: str, workers: int, seed:
     return time.perf_counter() - t0, cpu_seconds() - c0, s
 
 
+def block(args: argparse.Namespace) -> int:
+    """One worker block per match: ``play_pairs`` in this process (one BLAS thread, as in a worker)."""
+    from smear_env.config import SmearRules
+    from smear_env.evaluation.batched import play_pairs
+
+    print(f"{'match':<22}{'games':>7}{'wall s':>8}{'CPU s':>8}{'games/CPU-s':>12}{'decisions/CPU-s':>16}")
+    for m in args.matches:
+        a, b = m.split()
+        t0, c0 = time.perf_counter(), cpu_seconds()
+        pairs, _ = play_pairs(a, b, SmearRules(), args.seed, 200, 0, args.games // 2)
+        sec, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+        decisions = sum(28 * g.played + 4 * g.thrown_in for pair in pairs for g in pair)  # approximate
+        print(f"{m:<22}{args.games:>7}{sec:>8.1f}{cpu:>8.1f}{args.games / cpu:>12.0f}"
+              f"{decisions / cpu:>16,.0f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--matches", nargs="+", default=["heuristic random", "default heuristic"],
@@ -45,8 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reference-games", type=int, default=200, help="games per match on the reference")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--block", action="store_true",
+                   help="instead: play --games games as one worker block in this process (play_pairs and "
+                        "its lane count) and report its CPU seconds; compare two checkouts by PYTHONPATH")
     args = p.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if args.block:
+        return block(args)
     print(f"{'match':<22}{'engine':<11}{'games':>7}{'workers':>8}{'wall s':>8}{'CPU s':>8}{'games/CPU-s':>12}"
           f"{'decisions/CPU-s':>16}")
     for m in args.matches:
