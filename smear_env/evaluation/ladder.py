@@ -270,6 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")  # one BLAS thread in the worker processes (started after this)
     players = [p for p in args.players.split(",")] if args.players else list(DEFAULT_PLAYERS)
     players += args.add
     command = " ".join(["python -m smear_env.evaluation.ladder",
