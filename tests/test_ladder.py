@@ -40,7 +40,8 @@ def test_round_robin_matches_and_ratings(tmp_path, monkeypatch):
     order = [r["player"] for r in doc["ratings"]]
     assert order == ["heuristic", "passer", "random"]  # random overbids: the passer beats it
     rating = {r["player"]: r for r in doc["ratings"]}
-    assert rating["random"]["rating"] == 0.0 and doc["anchor"] == "random"
+    assert rating["heuristic"]["rating"] == 0.0 and doc["anchor"] == "heuristic"
+    assert rating["random"]["rating"] < rating["passer"]["rating"] < 0
     assert all(r["lo"] <= r["rating"] <= r["hi"] for r in doc["ratings"])
     # the cache: a rerun plays no game and gives the same table
     lines = cache.read_text().splitlines()
@@ -64,9 +65,10 @@ def test_page_states_games_seed_date_and_machine(tmp_path):
     doc = json.loads(out.with_suffix(".json").read_text())
     assert doc["format"] == "smear-ladder/1" and doc["seed"] == 3
     assert "| 1 | `heuristic` |" in page and "| `passer` |" in page
-    assert "Seed: 3" in page and "(10)" in page and "Machine: " in page and " cores, load average " in page
+    assert "Seed: 3" in page and "(10)" in page and "Machine: " in page and " cores; load average " in page
     assert "**A reduced ladder**: 3 of 3 pairs" in page  # 10 < 2,000 games per pair
-    assert f"Date: {doc['date']}" in page
+    assert f"page generated {doc['date']}" in page and "Date: matches played 20" in page
+    assert all(m["played"]["load_average"] for m in doc["matches"])
     assert "python -m smear_env.evaluation.ladder --players random,heuristic,passer" in page
 
 
@@ -96,6 +98,7 @@ def test_a_cmd_bot_can_join():
     ({"players": PLAYERS, "scale": 0}, "scale must be a number in (0, 100]"),
     ({"players": PLAYERS, "games": 0}, "games must be an integer >= 1"),
     ({"players": PLAYERS, "seed": -1}, "seed must be a non-negative integer"),
+    ({"players": PLAYERS, "anchor": "pimc"}, "anchor 'pimc' is not one of the players"),
 ])
 def test_bad_input_is_a_clear_error(kwargs, needle):
     with pytest.raises(L.LadderError, match=re.escape(needle)):

@@ -13,7 +13,9 @@ A pair plays ``--games`` games (default 2,000), or ``--slow-games`` (default 400
 searched or external (``pimc``, ``cmd:``), both times ``--scale`` (rounded to an even number, at least 2).
 
 Ratings: a Bradley-Terry fit on the Elo scale (:func:`smear_env.stats.rate_players`: 400 log10 odds, one
-virtual drawn game per matchup as a prior), anchored at ``random`` = 0, with 95% percentile bootstrap
+virtual drawn game per matchup as a prior), anchored at ``--anchor`` = 0 (default ``heuristic``, else the
+first player: ``random`` loses nearly every game, so its distance to the others is set by the prior and
+makes a poor zero), with 95% percentile bootstrap
 intervals over the duplicate pairs of each matchup. Output: a Markdown page (the ratings, the win rate of
 every pair with its interval, the games per pair, the seed, the date, the machine in figures) and a JSON
 file with every match summary and its per-pair scores. ``--cache`` (a JSON-lines file) keeps each finished
@@ -68,6 +70,10 @@ def games_for(a: str, b: str, games: int, slow_games: int, scale: float) -> int:
     return max(2, 2 * int(round(n / 2)))
 
 
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def machine() -> dict[str, Any]:
     """Cores, load average (1, 5, 15 minutes), platform and Python version of this machine."""
     try:
@@ -106,6 +112,7 @@ def run_ladder(
     n_boot: int = DEFAULT_BOOT,
     cache: str | Path | None = None,
     log: Callable[[str], None] | None = None,
+    anchor: str | None = None,
 ) -> dict[str, Any]:
     """Play the round robin and rate it (see the module docstring); returns the JSON document."""
     players = [p.strip() for p in players]
@@ -121,6 +128,10 @@ def run_ladder(
         raise LadderError(f"scale must be a number in (0, 100], got {scale!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise LadderError(f"seed must be a non-negative integer, got {seed!r}")
+    if anchor is None:
+        anchor = "heuristic" if "heuristic" in players else players[0]
+    if anchor not in players:
+        raise LadderError(f"anchor {anchor!r} is not one of the players {players!r}")
     rules = rules if rules is not None else SmearRules()
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     cache_path = Path(cache) if cache is not None else None
@@ -137,7 +148,8 @@ def run_ladder(
             rec = cached.get(key)
             if rec is None:
                 res = run_match(a, b, games=n, rules=rules, seed=seed, workers=workers)
-                rec = {"key": key, "summary": res.summary(), "pair_scores": res.pair_scores.tolist()}
+                rec = {"key": key, "summary": res.summary(), "pair_scores": res.pair_scores.tolist(),
+                       "played": {"date": _now(), "load_average": machine()["load_average"]}}
                 if cache_path is not None:
                     cache_path.parent.mkdir(parents=True, exist_ok=True)
                     with open(cache_path, "a", encoding="utf-8") as f:
@@ -149,15 +161,14 @@ def run_ladder(
             lo, hi = s["win_rate_a_ci95"]
             log(f"{a} vs {b}: {s['win_rate_a']:.1%} [{lo:.1%}, {hi:.1%}] of {s['games']} games ({how})")
             matches.append({"a": a, "b": b, "games": s["games"], "engine_seconds": s["seconds"],
-                            "summary": s, "pair_scores": rec["pair_scores"]})
+                            "played": rec.get("played"), "summary": s, "pair_scores": rec["pair_scores"]})
             scores[(i, j)] = np.asarray(rec["pair_scores"], dtype=float)
-    anchor = players.index("random") if "random" in players else 0
     rng = np.random.default_rng(np.random.SeedSequence([seed, TAG_BOOT, 1]))
-    ratings = rate_players(players, scores, rng, anchor=anchor, n_boot=n_boot)
+    ratings = rate_players(players, scores, rng, anchor=players.index(anchor), n_boot=n_boot)
     return {
         "format": FORMAT,
         "players": players,
-        "anchor": players[anchor],
+        "anchor": anchor,
         "seed": seed,
         "games": games,
         "slow_games": slow_games,
@@ -168,13 +179,46 @@ def run_ladder(
                          "95% percentile bootstrap over duplicate pairs",
         "ratings": sorted(ratings, key=lambda r: -float(r["rating"])),
         "matches": matches,
-        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _now(),
         "machine": {"start": start, "end": machine()},
         "seconds": round(time.perf_counter() - t0, 1),
     }
 
 
 # ------------------------------------------------------------------------------------------- page
+def _timing(doc: dict[str, Any]) -> str:
+    """``"; 6.1 s a game in pairs with a pimc or cmd: player, 0.02 s in the others"`` (wall-clock, as
+    played, cached matches included at their own time)."""
+    parts = []
+    for label, slow in (("in pairs with a pimc or cmd: player", True), ("in the others", False)):
+        ms = [m for m in doc["matches"] if is_slow(m["a"]) or is_slow(m["b"])] if slow else [
+            m for m in doc["matches"] if not (is_slow(m["a"]) or is_slow(m["b"]))]
+        n = sum(m["games"] for m in ms)
+        if n:
+            parts.append(f"{sum(m.get('engine_seconds') or 0.0 for m in ms) / n:.3g} s a game {label}")
+    return "; " + ", ".join(parts) if parts else ""
+
+
+def _played(doc: dict[str, Any]) -> str:
+    dates = sorted({m["played"]["date"] for m in doc["matches"] if m.get("played")})
+    if not dates:
+        return "(not recorded)"
+    return dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+
+
+def _loads(doc: dict[str, Any]) -> str:
+    loads = [m["played"]["load_average"] for m in doc["matches"]
+             if m.get("played") and m["played"].get("load_average")]
+    if not loads:
+        return "(not recorded)"
+    first = [round(x, 1) for x in loads[0]]
+    low = min(x[0] for x in loads)
+    high = max(x[0] for x in loads)
+    if low == high:
+        return str(first)
+    return f"{first} after the first match, then a 1-minute figure from {low:.1f} to {high:.1f}"
+
+
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
@@ -182,7 +226,7 @@ def _pct(x: float | None) -> str:
 def render_markdown(doc: dict[str, Any], command: str = "") -> str:
     """The ladder page (docs/ladder.md) of a :func:`run_ladder` document."""
     players = doc["players"]
-    m0, m1 = doc["machine"]["start"], doc["machine"]["end"]
+    m0 = doc["machine"]["start"]
     counts = sorted({m["games"] for m in doc["matches"]})
     lines = [
         "# Ladder: every agent on one scale",
@@ -191,7 +235,9 @@ def render_markdown(doc: dict[str, Any], command: str = "") -> str:
         "",
         f"A round robin in duplicate games (each pair of games on one deal sequence with the seats "
         f"exchanged), rated by a Bradley–Terry fit on the Elo scale anchored at `{doc['anchor']}` = 0, "
-        f"with 95% bootstrap intervals over the duplicate pairs. Default rules. Pairs of vectorisable agents "
+        f"with 95% bootstrap intervals over the duplicate pairs (an agent that loses nearly every game, "
+        f"as `random` does, gets a distance set by the fit's prior of one drawn game per pair: read it as "
+        f"'far below'). Default rules. Pairs of vectorisable agents "
         f"play on the batched engine, the others on the reference engine; the same games either way.",
         "",
         "| rank | agent | rating | 95% interval |",
@@ -228,10 +274,10 @@ def render_markdown(doc: dict[str, Any], command: str = "") -> str:
         f"(`pimc`, `cmd:`); played: {', '.join(f'{c:,}' for c in counts)} ({total:,} games in all).",
         f"- Seed: {doc['seed']} (every pair plays the deal sequences of this seed); bootstrap resamples: "
         f"{doc['n_boot']}.",
-        f"- Date: {doc['date']}; {doc['seconds'] / 60:.1f} minutes.",
-        f"- Machine: {m0['cores']} cores, load average {m0['load_average']} at the start and "
-        f"{m1['load_average']} at the end (1, 5, 15 minutes; other work shared the cores); "
-        f"{m0['platform']}, Python {m0['python']}.",
+        f"- Date: matches played {_played(doc)}; page generated {doc['date']}. Playing time "
+        f"{sum(m.get('engine_seconds') or 0.0 for m in doc['matches']) / 60:.1f} minutes{_timing(doc)}.",
+        f"- Machine: {m0['cores']} cores; load average (1, 5, 15 minutes) {_loads(doc)} as the matches "
+        f"finished (other work shared the cores); {m0['platform']}, Python {m0['python']}.",
         f"- Reproduce: `{command or 'make ladder'}` (the same seed and games give the same table).",
         "",
     ]
@@ -262,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed (default {DEFAULT_SEED})")
     ap.add_argument("--workers", type=int, default=1, help="processes per match (default 1)")
     ap.add_argument("--boot", type=int, default=DEFAULT_BOOT, help="bootstrap resamples of the ratings")
+    ap.add_argument("--anchor", help="the player rated 0 (default heuristic)")
     ap.add_argument("--cache", help="JSON-lines file of finished matches (reused when rerun)")
     ap.add_argument("--out", default="docs/ladder.md", help="Markdown page to write (default docs/ladder.md)")
     ap.add_argument("--json", help="JSON file to write (default: the page's path with .json)")
@@ -278,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                         *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
     try:
         doc = run_ladder(players, args.games, args.slow_games, args.scale, args.seed, args.workers,
-                         n_boot=args.boot, cache=args.cache)
+                         n_boot=args.boot, cache=args.cache, anchor=args.anchor)
     except (LadderError, ValueError, OSError) as e:
         print(f"ladder: error: {str(e)[:2000]}", file=sys.stderr)
         return 2
