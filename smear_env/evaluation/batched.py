@@ -124,14 +124,18 @@ def play_pairs(
     lanes: int = DEFAULT_LANES,
     on_pair: Callable[[int], None] | None = None,
     players: tuple[Any, Any] | None = None,
+    emit: Callable[[tuple[list[GameStats], list[dict[str, Any]] | None]], None] | None = None,
 ) -> tuple[list[list[GameStats]], list[dict[str, Any]] | None]:
     """Play pairs ``first_pair .. first_pair + n_pairs - 1`` on one batched table of up to ``lanes`` lanes;
     returns ``(per pair [stats of game 0, game 1], records in pair order or None)``, what the reference
     ``_PairRunner.run`` gives pair by pair. ``on_pair(p)`` is told when a pair's two games are done
     (pairs finish in any order). ``players``: the two batched agents, already built (else built from the
-    specs; they are closed at the end only then)."""
+    specs; they are closed at the end only then). ``emit((stats, records))``: called for each pair in pair
+    order as soon as it and every pair before it are done (what the reference scheduler's ``take`` gets),
+    so a match stopped early keeps its finished games in order."""
     n_games = 2 * n_pairs
-    n = max(1, min(int(lanes), n_games))
+    # at least ~8 games a lane: the last games of a block run on few lanes (every step still costs O(lanes))
+    n = max(1, min(int(lanes), max(64, n_games // 8), n_games))
     own = players is None
     a, b = players if players is not None else (batched_player(team_a, rules), batched_player(team_b, rules))
     names = (a.name, b.name)
@@ -140,6 +144,7 @@ def play_pairs(
     current = np.full(n, -1, dtype=np.int64)  # game k each lane plays
     recs: dict[int, dict[str, Any]] = {}
     pair_done = np.zeros(n_pairs, dtype=np.int8)
+    emitted = [0]  # pairs passed to emit
     from .duplicate import agent_rng
 
     def on_new_games(table: BatchedTable, idx: np.ndarray) -> None:
@@ -204,6 +209,11 @@ def play_pairs(
                 source.release(pair)
                 if on_pair is not None:
                     on_pair(first_pair + pair)
+        while emit is not None and emitted[0] < n_pairs and pair_done[emitted[0]] == 2:
+            p = emitted[0]
+            emitted[0] += 1
+            emit(([c.stats[2 * p], c.stats[2 * p + 1]],  # type: ignore[list-item]
+                  [recs[2 * p], recs[2 * p + 1]] if records else None))
         for f in _Counts.FIELDS:
             c.lane[f][done] = 0
         c.lane_captures[done] = 0
@@ -215,12 +225,8 @@ def play_pairs(
                              agent_rngs=rngs, on_new_games=on_new_games, on_step=on_step)
         table.run_agents()
     except Exception as e:  # keep the records of the games finished, in order, up to the first missing
-        kept = []
-        for k in range(n_games):
-            if k not in recs:
-                break
-            kept.append(recs[k])
-        e.finished_records = kept  # type: ignore[attr-defined]
+        done = 2 * emitted[0] if emit is not None else 0  # games already passed to emit
+        e.finished_records = [recs[k] for k in sorted(recs) if k >= done]  # type: ignore[attr-defined]
         raise
     finally:
         if own:

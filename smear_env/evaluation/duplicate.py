@@ -257,13 +257,8 @@ def run_match(
     try:
         if use_batched:
             if workers == 1:
-                stats, recs = batched.play_pairs(team_a, team_b, rules, seed, max_hands, 0, n_pairs,
-                                                 want_records, players=players,
-                                                 on_pair=None if progress is None else lambda _p: progress(2))
-                for p in range(n_pairs):
-                    results.append(stats[p])
-                for r in recs or ():
-                    records(r)  # type: ignore[misc]
+                batched.play_pairs(team_a, team_b, rules, seed, max_hands, 0, n_pairs, want_records,
+                                   players=players, emit=take)
             else:
                 for p in players:
                     p.close()
