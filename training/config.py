@@ -56,7 +56,7 @@ class AlgorithmConfig:
     lock-step and learns from every seat the learner plays -- all four in pure self-play), "maskable_ppo"
     (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env), "vector_ppo"
     (the same PPO update, collecting on the batched engine smear_env.vector: every lane stepped as arrays,
-    opponents self/snapshot/random) or "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four
+    opponents self/snapshot/a spec) or "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four
     seats in self-play, sampling on Ray workers: see the ray section; needs pip install "smear-rl[rllib]")."""
     learning_rate: float = 3.0e-4
     """Adam learning rate (start value when anneal_lr)."""
