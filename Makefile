@@ -2,7 +2,8 @@
 #
 #   make run    train the quickstart agent, then evaluate it against the heuristic and random baselines
 #   make test   set up .venv (if needed) and run the fast tier of the test suite (-m "not slow")
-#   make test-all  the whole test suite, the slow tests too (training runs, large statistical checks; CI)
+#   make test-all  the whole test suite, the slow tests too (training runs, large statistical checks)
+#   make test-slow the slow tier alone (CI runs make test, then make test-slow)
 #   make lint   ruff check
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
@@ -33,7 +34,7 @@ PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
-.PHONY: help venv install run test test-all lint bench clean distclean browser dist test-wheel docs docs-serve \
+.PHONY: help venv install run test test-all test-slow lint bench clean distclean browser dist test-wheel docs docs-serve \
 	test-rllib test-tianshou test-frameworks examples
 
 help:
@@ -82,6 +83,10 @@ test: $(STAMP) browser
 
 test-all: $(STAMP) browser
 	@$(call PYTEST_RUN,)
+
+# the slow tier alone (CI runs `make test`, then this)
+test-slow: $(STAMP) browser
+	@$(call PYTEST_RUN,-m slow)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -107,11 +107,17 @@ def test_item7_sigint_with_workers_gives_one_line(tmp_path):
     """Item 7: SIGINT to `smear-eval --workers 2` (the whole process group, as Ctrl-C does): exit 130, a
     short message, records kept, no worker tracebacks."""
     out = tmp_path / "r.jsonl"
+    # the reference engine: batched evaluation of 4,000 games can finish before the first record is seen
     cmd = [sys.executable, "-m", "smear_env.evaluation.cli", "heuristic", "random", "--games", "4000",
-           "--workers", "2", "--records", str(out)]
+           "--workers", "2", "--engine", "reference", "--records", str(out)]
     p = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True)
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 120 and (not out.exists() or out.stat().st_size == 0):
+    # the records go to a temporary file (r.jsonl.<random>.tmp) that replaces r.jsonl at the end: wait for
+    # the first finished game there
+    def written() -> bool:
+        return any(f.stat().st_size > 0 for f in tmp_path.glob("r.jsonl.*.tmp"))
+
+    while time.monotonic() - t0 < 120 and not written():
         time.sleep(0.2)
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=60)

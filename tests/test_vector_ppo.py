@@ -128,6 +128,7 @@ def test_heuristic_opponent_seats_play_the_heuristic():
         return out
 
     heur.act_batch = act_batch
+    heur.act_packed = None  # the table then hands this agent float rows (act_packed equals act_batch: tested)
     steps = []
     real_step = tr.table.step
 
