@@ -75,11 +75,16 @@ Rewards and episodes (the table layer, :mod:`smear_env.table`, documents them on
 Options (keyword arguments)
     every :class:`~smear_env.config.SmearRules` option (``kitty_size``, ``target_score``, ``high_low``,
     ``game_point_tie``, ``all_pass``, ``win_requires_bid``, ``cap_defenders``) or ``rules=SmearRules(...)``;
-    ``render_mode`` (None, ``"human"``, ``"ansi"``), ``max_cycles``, ``episode``, ``reward``.
+    ``render_mode`` (None, ``"human"``, ``"ansi"``), ``max_cycles``, ``episode``, ``reward``. An unknown
+    keyword raises ``TypeError`` ("unexpected keyword argument"; :class:`UnknownOptionError`, also a
+    ``RuleOptionError``), as does an unsupported ``render_mode``; a known option with a bad value raises
+    ``RuleOptionError``.
 
 Seeding
     ``reset(seed=s)`` seeds one ``numpy.random.Generator`` which the game owns (deals and the first dealer);
-    ``reset()`` without a seed continues that generator.
+    ``reset()`` without a seed continues that generator. ``s`` is an integer ``0 <= s < 2**64`` (a Python
+    or numpy integer, not a bool); anything else raises ``TypeError`` / ``ValueError`` naming it
+    (:mod:`smear_env.seeding`).
 
 Records
     ``env.unwrapped.record()``: the game so far as a ``smear-record/1`` object (``truncated`` set when the
@@ -91,6 +96,7 @@ Version history
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -104,7 +110,8 @@ from .config import RuleOptionError, SmearRules
 from .game import Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, OBS_SIZE, RAW_LIMIT, action_mask, encode_game
 from .render import render_mode_output
-from .table import EPISODE_VALUES, REWARD_VALUES, OnTable, Table
+from .seeding import check_seed
+from .table import EPISODE_VALUES, REWARD_VALUES, TABLE_OPTIONS, OnTable, Table
 from .table import parse_options as table_parse_options
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
@@ -115,24 +122,66 @@ RENDER_MODES = ("human", "ansi")
 ENV_OPTIONS = ("rules", "render_mode", "max_cycles", "episode", "reward")
 
 
-def parse_options(kwargs: dict[str, Any]) -> tuple[SmearRules, dict[str, Any]]:
+class UnknownOptionError(RuleOptionError, TypeError):
+    """An env constructor got a keyword argument it does not know (``"... got an unexpected keyword
+    argument 'x'"``), or a ``render_mode`` it does not support. Both a :class:`RuleOptionError` (a
+    ``ValueError``) and a ``TypeError``: frameworks that try an optional keyword first and retry without it
+    on ``TypeError`` (Stable-Baselines3's ``make_vec_env`` with ``render_mode="rgb_array"``, TorchRL's
+    ``GymEnv`` with ``frameskip``) fall back as with any Python callable."""
+
+
+def check_option_names(kwargs: dict[str, Any], extra: tuple[str, ...] = (), name: str = "smear_v0") -> None:
+    """Raise :class:`UnknownOptionError` for the first key of ``kwargs`` that is no env option: a
+    :class:`SmearRules` option, ``rules``, a table option (``episode``, ``reward``, ``max_cycles``),
+    ``render_mode`` or one of ``extra``."""
+    valid = ("rules", *TABLE_OPTIONS, "render_mode", *extra, *SmearRules.option_names())
+    for key in kwargs:
+        if key not in valid:
+            raise UnknownOptionError(
+                f"unknown {name} option {short_repr(key)} ({name} got an unexpected keyword argument "
+                f"{short_repr(key)}); valid options: {', '.join(valid)}"
+            )
+
+
+def parse_options(kwargs: dict[str, Any], own: tuple[str, ...] = ()) -> tuple[SmearRules, dict[str, Any]]:
     """Split and validate env keyword arguments into (rules, env options) with
-    :func:`smear_env.table.parse_options`; errors name the key and the allowed values."""
+    :func:`smear_env.table.parse_options`. An unknown key raises :class:`UnknownOptionError` (a
+    ``TypeError`` "unexpected keyword argument", and a ``RuleOptionError``), a known option with a bad
+    value ``RuleOptionError``; both name the key and the allowed values. An unsupported ``render_mode``
+    (e.g. ``"rgb_array"``) is an :class:`UnknownOptionError` too, so callers that retry without it work.
+    ``own``: the front end's own keyword parameters (named among the valid options in that error)."""
+    check_option_names(kwargs, own)
+    rm = kwargs.get("render_mode")
+    if rm is not None and (not isinstance(rm, str) or rm not in RENDER_MODES):
+        raise UnknownOptionError(
+            f"option render_mode={short_repr(rm)} is not supported; allowed values: None, 'human', 'ansi'"
+        )
     rules, table_opts, extra = table_parse_options(kwargs, {"render_mode": None})
     rm = extra["render_mode"]
-    if rm is not None and rm not in RENDER_MODES:
-        raise RuleOptionError(
-            f"option render_mode={rm!r} is not allowed; allowed values: None, 'human', 'ansi'"
-        )
     return rules, {"render_mode": rm, "table": table_opts, "max_cycles": table_opts.max_cycles,
                    "episode": table_opts.episode, "reward": table_opts.reward}
 
 
-def set_env_options(env: Any, kwargs: dict[str, Any]) -> None:
-    """Validate ``kwargs`` (:func:`parse_options`) and set an env's ``rules``, ``render_mode``,
-    ``table_options`` (and, for reading, ``max_cycles``, ``episode``, ``reward_mode``); shared by
-    :class:`raw_env` and the single-seat env."""
-    env.rules, opts = parse_options(kwargs)
+def new_game_option(options: Any) -> bool:
+    """The ``new_game`` flag of a ``reset(options=...)``: ``options`` is None or a mapping; its
+    ``"new_game"``, when present, is ``True`` or ``False`` (else ``TypeError`` naming it: ``"no"`` is not
+    silently true). Other keys are ignored (PettingZoo's and Gymnasium's checkers pass their own)."""
+    if options is None:
+        return False
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reset options must be a dict or None, not {short_repr(options)}")
+    flag = options.get("new_game", False)
+    if not isinstance(flag, bool | np.bool_):
+        raise TypeError(f"reset option new_game must be True or False, not {short_repr(flag)}")
+    return bool(flag)
+
+
+def set_env_options(env: Any, kwargs: dict[str, Any], own: tuple[str, ...] = ()) -> None:
+    """Validate ``kwargs`` (:func:`parse_options`; ``own``: the env's own keyword parameters, for the
+    unknown-option message) and set an env's ``rules``, ``render_mode``, ``table_options`` (and, for
+    reading, ``max_cycles``, ``episode``, ``reward_mode``); shared by :class:`raw_env` and the single-seat
+    env."""
+    env.rules, opts = parse_options(kwargs, own)
     env.render_mode = opts["render_mode"]
     env.table_options = opts["table"]
     env.max_cycles = int(opts["max_cycles"])
@@ -290,9 +339,13 @@ class raw_env(OnTable, AECEnv):
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new episode: with ``episode="hand"`` and no ``seed`` the next hand of the game in progress
-        (scores kept) while it lasts, else a new game; ``options={"new_game": True}`` forces a new game."""
+        (scores kept) while it lasts, else a new game; ``options={"new_game": True}`` forces a new game.
+        ``seed``: ``None`` or an integer ``0 <= seed < 2**64`` (:func:`smear_env.seeding.check_seed`;
+        else ``TypeError`` / ``ValueError``, the env unchanged)."""
+        seed = check_seed(seed)  # TypeError / ValueError naming it, before anything changes
+        forced = new_game_option(options)
         table = self.table
-        new_game = seed is not None or self._rng is None or bool((options or {}).get("new_game"))
+        new_game = seed is not None or self._rng is None or forced
         if new_game or not table.next_episode():
             if seed is not None or self._rng is None:
                 self._rng = np.random.default_rng(seed)
@@ -390,5 +443,6 @@ class raw_env(OnTable, AECEnv):
         return [action_name(a) for a in self._require_game().legal_actions()]
 
 
-__all__ = ["env", "raw_env", "AGENTS", "EPISODE_VALUES", "REWARD_VALUES", "STATE_SIZE", "parse_options",
+__all__ = ["env", "raw_env", "AGENTS", "UnknownOptionError", "check_option_names",
+           "EPISODE_VALUES", "REWARD_VALUES", "STATE_SIZE", "parse_options",
            "set_env_options", "state_vector"]

@@ -614,7 +614,8 @@ class Game:
         """The game so far as a ``smear-record/1`` object (the schema in ``smear_env/schema``).
 
         A hand in progress is exported with ``incomplete: true``; ``truncated`` marks a game cut off
-        by a step limit (R21).
+        by a step limit (R21): every game without a winner is, a finished game never is (the flag is
+        ignored once the game is over).
         """
         hands = [_json_copy(h) for h in self.history]  # independent of the game's own history
         if self.phase < HAND_OVER:
@@ -626,7 +627,7 @@ class Game:
             "hands": hands,
             "final_scores": self.scores[:],
             "winner": self.winner,
-            "truncated": bool(truncated) or (self.winner is None),
+            "truncated": self.winner is None,  # a finished game is never truncated (the schema's rule)
         }
         if players is not None:
             rec["players"] = list(players)

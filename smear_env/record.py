@@ -27,7 +27,9 @@ from .actions import (
 )
 from .cards import SUIT_CHARS, names, parse_card
 from .config import SmearRules
-from .game import BIDDING, HAND_OVER, Game, IllegalActionError
+from .game import BIDDING, GAME_OVER, HAND_OVER, Game, IllegalActionError
+from .jsonsafe import JsonError, loads_strict
+from .seeding import check_seed
 
 FORMAT = "smear-record/1"
 SCHEMA_RESOURCE = "schema/game-record.schema.json"
@@ -65,8 +67,13 @@ def _validator() -> Any:
             "validate_record needs the 'jsonschema' package; install the dev extra: pip install -e '.[dev]'"
         ) from e
     schema = load_schema()
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    base = jsonschema.validators.validator_for(schema)
+    base.check_schema(schema)
+    # "integer" is an int, never a float such as 3.0 (JSON Schema's number model accepts 3.0): a record's
+    # bids, seats and scores are compared and indexed as ints
+    strict = base.TYPE_CHECKER.redefine("integer", lambda _checker, x: isinstance(x, int)
+                                        and not isinstance(x, bool))
+    cls = jsonschema.validators.extend(base, type_checker=strict)
     try:
         flat = _inline_refs(schema, schema.get("$defs", {}), 0)
     except _CannotInline:
@@ -113,7 +120,9 @@ def check_depth(obj: Any, limit: int = MAX_DEPTH) -> None:
 
 
 def validate_record(rec: Any) -> None:
-    """Raise :class:`RecordValidationError` unless ``rec`` conforms to the smear-record/1 schema."""
+    """Raise :class:`RecordValidationError` unless ``rec`` conforms to the smear-record/1 schema, with
+    integers exactly ints (a bid ``3.0`` or a seat ``True`` is refused) and a finished game never marked
+    ``truncated``."""
     check_depth(rec)
     validator = _validator()
     errors = sorted(validator.iter_errors(rec), key=lambda e: list(e.absolute_path))
@@ -155,32 +164,86 @@ class RecordFileError(ValueError):
         self.valid = valid
 
 
+MAX_RECORD_LINE_BYTES = 4 * 2**20
+"""Longest line of a JSON-lines records file (4 MiB). A game record is far shorter: the longest the default
+``max_cycles=10_000`` allows (2,500 thrown-in hands) is about 0.8 MB; a longer line is refused after reading
+at most this many bytes of it."""
+MAX_DOCUMENT_BYTES = 64 * 2**20
+"""Largest records file read as one JSON document (an array of records, or one pretty-printed record):
+64 MiB. Larger collections belong in JSON lines (``.jsonl``), which are read a line at a time."""
+
+
+def _parse(text: bytes) -> Any:
+    """Strict JSON (:func:`smear_env.jsonsafe.loads_strict`: no repeated keys, no NaN / Infinity) from UTF-8
+    bytes; :class:`~smear_env.jsonsafe.JsonError` with the reason otherwise."""
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise JsonError(f"not UTF-8 text (byte {e.start})") from None
+    return loads_strict(decoded)
+
+
+def _read_document(f: Any, path: str | Path) -> Any:
+    data = f.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise RecordFileError(
+            f"{path}: a JSON document larger than {MAX_DOCUMENT_BYTES // 2**20} MiB is not read; write the "
+            "records as JSON lines (.jsonl, one record per line)", None, 0, [])
+    return _parse(data)
+
+
 def load_records(path: str | Path, *, validate: bool = False, strict: bool = True) -> list[dict[str, Any]]:
     """Read records written by :func:`save_records` (JSON lines, one JSON record, or a JSON array).
 
-    A line that is not JSON, a record that is not an object (or, with ``validate``, not a smear-record/1
-    record) raises :class:`RecordFileError` naming the line (its ``valid`` holds the records before it);
-    with ``strict=False`` the valid records before the first bad one are returned instead, with a warning
-    naming the line (e.g. a file whose writer was killed mid-line)."""
-    text = Path(path).read_text(encoding="utf-8")
-    stripped = text.strip()
-    if not stripped:
-        return []
+    A line that is not JSON (or not strict JSON: a repeated key in an object, ``NaN``, not UTF-8), a line
+    longer than :data:`MAX_RECORD_LINE_BYTES` (refused after reading that much of it), a record that is not
+    an object (or, with ``validate``, not a smear-record/1 record) raises :class:`RecordFileError` naming
+    the line (its ``valid`` holds the records before it); with ``strict=False`` the valid records before the
+    first bad one are returned instead, with a warning naming the line (e.g. a file whose writer was killed
+    mid-line). A file that is one JSON document (starting with ``[``, or a record spread over several
+    lines) is read whole up to :data:`MAX_DOCUMENT_BYTES`."""
     items: list[tuple[int | None, Any]] = []
     bad: RecordFileError | None = None
-    try:
-        doc = json.loads(stripped)
-    except (json.JSONDecodeError, RecursionError):
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    items.append((n, json.loads(line)))
-                except (json.JSONDecodeError, RecursionError) as e:
-                    reason = str(e) if isinstance(e, json.JSONDecodeError) else "nested too deeply"
-                    bad = RecordFileError(f"{path}: line {n} is not JSON: {reason}", n, len(items), [])
+    with Path(path).open("rb") as f:
+        first = b""
+        for _ in range(MAX_DOCUMENT_BYTES // 65536 + 1):  # skip leading white space (bounded)
+            chunk = f.read(65536)
+            first = chunk.lstrip()[:1]
+            if first or not chunk:
+                break
+        f.seek(0)
+        if not first:
+            return []
+        if first == b"[":  # a JSON array: one document
+            try:
+                doc = _read_document(f, path)
+            except JsonError as e:
+                raise RecordFileError(f"{path}: the file is not JSON: {e}", None, 0, []) from None
+            items = [(None, r) for r in (doc if isinstance(doc, list) else [doc])]
+        else:
+            n = 0
+            for n, line in enumerate(iter(lambda: f.readline(MAX_RECORD_LINE_BYTES + 1), b""), 1):
+                if len(line) > MAX_RECORD_LINE_BYTES and not line.endswith(b"\n"):
+                    bad = RecordFileError(
+                        f"{path}: line {n} is longer than {MAX_RECORD_LINE_BYTES // 2**20} MiB "
+                        "(MAX_RECORD_LINE_BYTES): not a game record", n, len(items), [])
                     break
-    else:
-        items = [(None, r) for r in (doc if isinstance(doc, list) else [doc])]
+                if not line.strip():
+                    continue
+                try:
+                    items.append((n, _parse(line)))
+                except JsonError as e:
+                    if not items:  # the first line is no JSON value: maybe one record over several lines
+                        f.seek(0)
+                        try:
+                            doc = _read_document(f, path)
+                        except (JsonError, RecordFileError):
+                            pass
+                        else:
+                            items = [(None, r) for r in (doc if isinstance(doc, list) else [doc])]
+                            break
+                    bad = RecordFileError(f"{path}: line {n} is not JSON: {e}", n, len(items), [])
+                    break
     recs: list[dict[str, Any]] = []
     for i, (n, r) in enumerate(items):
         where = f"line {n} (record {i})" if n is not None else f"record {i}"
@@ -198,13 +261,13 @@ def load_records(path: str | Path, *, validate: bool = False, strict: bool = Tru
         recs.append(r)
     if bad is None:
         return recs
-    bad.valid = recs
+    bad.valid = recs[: bad.index]
     if strict:
         raise bad
     import warnings
 
-    warnings.warn(f"{bad}; returning the {len(recs)} valid records before it", stacklevel=2)
-    return recs
+    warnings.warn(f"{bad}; returning the {len(bad.valid)} valid records before it", stacklevel=2)
+    return bad.valid
 
 
 # ---------------------------------------------------------------------------------------------- replay
@@ -257,6 +320,12 @@ def _malformed(record: dict[str, Any], e: Exception) -> RecordValidationError:
 
 def _replay_fields(record: dict[str, Any]) -> Iterator[Game]:
     rules = SmearRules.from_dict(record["rules"])
+    seed = record.get("seed")
+    if seed is not None:
+        try:
+            check_seed(seed, "record field 'seed'")
+        except (TypeError, ValueError) as e:
+            raise RecordValidationError(str(e)) from None
     hands = record["hands"]
     if not hands:
         raise RecordMismatchError(None, "hands", "a record has at least one hand")
@@ -297,6 +366,9 @@ def _replay_fields(record: dict[str, Any]) -> Iterator[Game]:
         )
     if record["winner"] != game.winner:
         raise RecordMismatchError(None, "winner", f"recorded {record['winner']!r}, replay {game.winner!r}")
+    if record.get("truncated") is True and game.phase == GAME_OVER:
+        raise RecordMismatchError(None, "truncated", "recorded truncated: true, but the game is over "
+                                  "(R18-R20)")
     yield game
 
 

@@ -32,6 +32,13 @@ is an action (``int``, numpy integers, the 0-d array ``model.predict`` returns);
 id (bools, floats, strings, ids outside 0..71) raises ``IllegalActionError`` in both modes. ``step``
 before ``reset()`` or after the episode ended raises ``RuntimeError``. The state is unchanged after every
 error. ``action_space.sample()`` draws a legal action (:class:`LegalDiscrete`).
+
+Masks: ``action_masks()`` (reach it through Gymnasium's wrappers with ``env.get_wrapper_attr("action_masks")``
+or ``env.unwrapped``, as sb3-contrib's ``get_action_masks`` does) and ``info["action_mask"]`` of every
+``reset`` and ``step`` give the learner's legal actions (bool (72,)). ``reset()`` always returns a state
+where the learner is to act. After the last step of an episode the mask is all ones (nothing is pending;
+under ``gymnasium.make_vec``'s default next-step autoreset the following step is a reset step that
+ignores its action and returns the new episode's observation and ``info["action_mask"]``).
 """
 
 from __future__ import annotations
@@ -47,13 +54,15 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS
 from .agents.base import RandomAgent
 from .config import RuleOptionError
-from .env import set_env_options
+from .env import new_game_option, set_env_options
 from .game import HAND_OVER, Game, IllegalActionError
 from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
 from .render import render_mode_output
+from .seeding import check_seed
 from .table import OnTable, Table, play, start_agents
 
 LEARNING_VALUES = ("seat", "team")
+OWN_OPTIONS = ("opponents", "partner", "learning", "seat", "illegal_action")
 ILLEGAL_ACTION_VALUES = ("raise", "terminate")
 ILLEGAL_REWARD = -1.0
 
@@ -72,6 +81,16 @@ class LegalDiscrete(spaces.Discrete):
             if legal.any():
                 return super().sample(mask=legal)
         return super().sample(mask=mask, probability=probability)
+
+
+RESET_TRIES = 100
+"""New games ``reset()`` tries when each is truncated (max_cycles) before the learner's first decision."""
+
+
+def episode_over_mask() -> np.ndarray:
+    """The mask after the episode ended: all ones (bool (72,)); no decision is pending and the action an
+    autoreset takes is ignored (see :meth:`SmearSingleSeatEnv.action_masks`)."""
+    return np.ones(NUM_ACTIONS, dtype=bool)
 
 
 def _is_agent(x: Any) -> bool:
@@ -94,7 +113,7 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        set_env_options(self, kwargs)
+        set_env_options(self, kwargs, OWN_OPTIONS)
         if learning not in LEARNING_VALUES:
             raise RuleOptionError(
                 f"option learning={learning!r} is not allowed; allowed values: 'seat', 'team'"
@@ -179,12 +198,31 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
     ) -> tuple[np.ndarray, dict]:
         """A new episode: with ``episode="hand"`` and no ``seed`` the next hand of the game in progress
         (same seat and agents, scores kept) while it lasts, else a new game; ``options={"new_game": True}``
-        forces a new game."""
+        forces a new game. The learner is always to act on return (a valid mask): when the game is truncated
+        (``max_cycles``, R21) while the other seats move towards the learner's first decision, a new game
+        starts instead. ``seed``: ``None`` or an integer ``0 <= seed < 2**64``
+        (:func:`smear_env.seeding.check_seed`; else ``TypeError`` / ``ValueError``, the env unchanged)."""
+        seed = check_seed(seed)  # TypeError / ValueError naming it, before anything changes
+        forced = new_game_option(options)
         super().reset(seed=seed)
-        new_game = seed is not None or bool((options or {}).get("new_game"))
+        new_game = seed is not None or forced
         if new_game or not self.table.next_episode():
             self._new_game()
-        play(self.table, self._others)  # before the learner's first action no hand can be scored
+        # The other seats move until the learner is to act. No hand can be scored before the learner's
+        # first action, but R21 (max_cycles) can cut the game off on the way: then this episode would
+        # start over (an all-zero mask), so a new game starts instead (a bounded number of times).
+        play(self.table, self._others)
+        tries = 1
+        while self.table.done:
+            if tries >= RESET_TRIES:
+                raise RuntimeError(
+                    f"reset(): {RESET_TRIES} new games in a row were truncated "
+                    f"(max_cycles={self.max_cycles}) before the learning seat could act; "
+                    "use a larger max_cycles"
+                )
+            self._new_game()
+            play(self.table, self._others)
+            tries += 1
         if self.render_mode == "human":
             self.render()
         return self._obs(), self._info()
@@ -225,8 +263,17 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         return self._obs(), float(reward), table.terminated, table.truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the learner now (bool (72,)), for sb3-contrib MaskablePPO."""
+        """Legal actions of the learner now (bool (72,)), for sb3-contrib MaskablePPO (through Gymnasium's
+        wrappers: ``env.get_wrapper_attr("action_masks")()`` or ``env.unwrapped.action_masks()``; the same
+        mask is ``info["action_mask"]`` of every ``reset`` and ``step``).
+
+        Once the episode is over (terminated or truncated) no decision is pending: the mask is all ones
+        (:func:`episode_over_mask`), so a masked policy can still pick the action that Gymnasium's
+        next-step autoreset ignores (``make_vec``: the step after the last one is a reset step whose
+        ``info["action_mask"]`` is the new episode's); ``step()`` itself raises until ``reset()``."""
         game = self._require_game()
+        if self.table.done:
+            return episode_over_mask()
         return action_mask(game, self._obs_seat()).astype(bool)
 
     def _current_mask(self) -> np.ndarray:
@@ -258,7 +305,8 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
 
     def _info(self) -> dict[str, Any]:
         game = self._require_game()
-        return {"seat": self._obs_seat(), "scores": tuple(game.scores), "hand_number": game.hand_number}
+        return {"seat": self._obs_seat(), "scores": tuple(game.scores), "hand_number": game.hand_number,
+                "action_mask": self.action_masks()}
 
 
 def make_env(
@@ -282,7 +330,7 @@ def make_env(
     from .agents.registry import make_agent
     from .env import parse_options
 
-    rules = parse_options(kwargs)[0]
+    rules = parse_options(kwargs, OWN_OPTIONS)[0]
 
     def resolve(x: Any) -> Any:
         if isinstance(x, str):

@@ -70,9 +70,10 @@ class BatchedAgent(Protocol):
 
 
 # ----------------------------------------------------------------------------------------------- helpers
-def check_batch(name: str, obs: Any, mask: Any, slots: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def check_batch(name: str, obs: Any, mask: Any, slots: Any, check_empty: bool = True
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(obs, mask as bool, slots as int64)`` after checking their shapes; ``ValueError`` naming the agent
-    ``name`` and the bad argument, or the first rows that have no legal action."""
+    ``name`` and the bad argument, or (``check_empty``) the first rows that have no legal action."""
     obs = np.asarray(obs)
     mask = np.asarray(mask)
     slots = np.asarray(slots)
@@ -86,14 +87,27 @@ def check_batch(name: str, obs: Any, mask: Any, slots: Any) -> tuple[np.ndarray,
                          f"dtype {slots.dtype}")
     if mask.dtype != np.bool_:
         mask = mask != 0
-    empty = ~mask.any(axis=1)
-    if empty.any():
-        rows = np.flatnonzero(empty)
-        raise ValueError(
-            f"agent {name!r}: rows {rows[:8].tolist()} (slots {slots[rows[:8]].tolist()}) have no legal "
-            "action (is this agent to act?)"
-        )
+    if check_empty:
+        lo, hi = mask_words(mask)
+        empty = (lo | hi) == 0
+        if empty.any():
+            raise no_legal_error(name, np.flatnonzero(empty), slots)
     return obs, mask, slots.astype(np.int64, copy=False)
+
+
+def no_legal_error(name: str, rows: np.ndarray, slots: np.ndarray) -> ValueError:
+    return ValueError(
+        f"agent {name!r}: rows {rows[:8].tolist()} (slots {slots[rows[:8]].tolist()}) have no legal "
+        "action (is this agent to act?)"
+    )
+
+
+def mask_words(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A (B, 72) bool mask as two (B,) uint64 words: actions 0..63 (bit a) and 64..71 (bit a - 64)."""
+    packed = np.zeros((mask.shape[0], 16), dtype=np.uint8)
+    packed[:, :9] = np.packbits(mask, axis=1, bitorder="little")
+    words = packed.view("<u8")
+    return words[:, 0], words[:, 1]
 
 
 class _SlotTable:

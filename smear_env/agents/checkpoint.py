@@ -36,7 +36,16 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS, short_repr
 from ..config import SmearRules
-from ..observation import OBS_SIZE, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, TERMS, suit_orders
+from ..jsonsafe import JsonError, loads_strict
+from ..observation import (
+    OBS_HIGH,
+    OBS_LOW,
+    OBS_SIZE,
+    SUIT_ACTION_TARGET,
+    SUIT_OBS_SOURCE,
+    TERMS,
+    suit_orders,
+)
 
 FORMAT = "smear-checkpoint/1"
 ENV_VERSION = "smear_v0"
@@ -59,8 +68,12 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
     from safetensors import safe_open
 
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {str(path)!r} is a directory, not a checkpoint file")
+    if not path.exists():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} is not a regular file (a device or a pipe?)")
     try:
         with safe_open(str(path), framework="np") as f:
             header = f.metadata() or {}
@@ -78,9 +91,9 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
             f"checkpoint {str(path)!r}: its metadata is nested {depth} levels deep (at most {MAX_META_DEPTH})"
         )
     try:
-        meta = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise CheckpointError(f"checkpoint {str(path)!r}: its metadata is not valid JSON ({e})") from e
+        meta = loads_strict(text)  # also rejects repeated keys and NaN / Infinity
+    except JsonError as e:
+        raise CheckpointError(f"checkpoint {str(path)!r}: its metadata is not valid JSON ({e})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         shown = meta.get("format") if isinstance(meta, dict) else meta
         raise CheckpointError(f"checkpoint {str(path)!r}: format {short_repr(shown)} is not {FORMAT!r}")
@@ -182,6 +195,26 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 _NP_ACT = {"relu": lambda x: np.maximum(x, 0), "tanh": np.tanh, "gelu": _gelu_tanh}
 
 
+LOGIT_LIMIT = 1e30
+"""Largest logit (bound, :meth:`NumpyPolicy.logit_bound`) a loaded policy may produce: far beyond any
+trained network (|logits| of tens), far below float32's 3.4e38, so the forward pass never overflows."""
+
+
+def check_finite_logits(logits: np.ndarray, where: str = "checkpoint") -> None:
+    """Raise :class:`CheckpointError` naming ``where`` (e.g. ``"checkpoint 'x.safetensors'"``) when
+    ``logits`` (raw, before masking) hold a NaN or an infinity: the guard every player of a checkpoint
+    runs before an argmax or a softmax, so an overflowing network is an error, not the first legal action
+    every time."""
+    finite = np.isfinite(logits)
+    if not finite.all():
+        rows = np.flatnonzero(~finite.reshape(len(logits), -1).all(axis=1)) if logits.ndim > 1 else [0]
+        raise CheckpointError(
+            f"{where}: the policy computed NaN or infinite logits (overflow) for {len(rows)} of "
+            f"{len(logits) if logits.ndim > 1 else 1} observations; its weights are unusable for these "
+            "inputs (observations outside the observation space, or corrupt weights)"
+        )
+
+
 class NumpyPolicy:
     """The policy half of a SmearPolicy in numpy (for playing; no torch needed)."""
 
@@ -195,15 +228,25 @@ class NumpyPolicy:
                 f"got {short_repr(sizes)}"
             )
         n_hidden = len(sizes)
-        try:
-            self.scale = weights["obs_scale"].astype(np.float32)
-            self.layers = [
-                (weights[f"pi_body.{2 * i}.weight"].astype(np.float32), weights[f"pi_body.{2 * i}.bias"])
-                for i in range(n_hidden)
-            ]
-            self.head = (weights["pi_head.weight"].astype(np.float32), weights["pi_head.bias"])
-        except KeyError as e:
-            raise CheckpointError(f"{where}: policy weights are missing tensor {e.args[0]!r}") from None
+        self.where = where
+        names = ["obs_scale"] + [f"pi_body.{2 * i}.{k}" for i in range(n_hidden) for k in ("weight", "bias")]
+        names += ["pi_head.weight", "pi_head.bias"]
+        for name in names:
+            if name not in weights:
+                raise CheckpointError(f"{where}: policy weights are missing tensor {name!r}")
+            a = weights[name]
+            if not isinstance(a, np.ndarray) or not np.issubdtype(a.dtype, np.floating):
+                dtype = a.dtype if isinstance(a, np.ndarray) else type(a).__name__
+                raise CheckpointError(
+                    f"{where}: {name} has dtype {dtype}; policy tensors must be floating point "
+                    "(float16, float32 or float64)"
+                )
+        with np.errstate(over="ignore"):  # float64 beyond float32's range becomes inf: rejected below
+            f32 = {name: weights[name].astype(np.float32) for name in names}
+        self.scale = f32["obs_scale"]
+        self.layers = [(f32[f"pi_body.{2 * i}.weight"], f32[f"pi_body.{2 * i}.bias"])
+                       for i in range(n_hidden)]
+        self.head = (f32["pi_head.weight"], f32["pi_head.bias"])
         if not isinstance(act, str) or act not in _NP_ACT:
             raise CheckpointError(
                 f"{where}: unknown activation {short_repr(act)} (one of {', '.join(map(repr, _NP_ACT))})"
@@ -239,19 +282,47 @@ class NumpyPolicy:
         ]
         for name, a in arrays:
             if not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a)):
-                raise CheckpointError(f"{where}: {name} holds NaN, infinite or non-float values")
+                raise CheckpointError(
+                    f"{where}: {name} holds NaN, infinite values or values beyond float32's range"
+                )
+        bound = self.logit_bound()
+        if not bound <= LOGIT_LIMIT:
+            raise CheckpointError(
+                f"{where}: its weights can overflow float32 at run time: logits can reach {bound:.3g} on "
+                f"observations within the observation space (at most {LOGIT_LIMIT:.0e} is allowed); the "
+                "weights are corrupt or were not trained"
+            )
+
+    def logit_bound(self) -> float:
+        """An upper bound (float64) on ``|logit|`` and on every intermediate value of :meth:`logits` for
+        observations within the observation space (``OBS_LOW`` .. ``OBS_HIGH``): interval arithmetic through
+        the layers (``|x @ W.T + b| <= |x| @ |W|.T + |b|``; relu, tanh and gelu never grow ``|x|``). Below
+        float32's range, the forward pass cannot overflow."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            x = np.maximum(np.abs(OBS_LOW), np.abs(OBS_HIGH)).astype(np.float64) * np.abs(self.scale)
+            peak = float(np.max(x, initial=0.0))
+            for w, b in [*self.layers, self.head]:
+                x = np.abs(w.astype(np.float64)) @ x + np.abs(b.astype(np.float64))
+                peak = max(peak, float(np.max(x, initial=0.0)))
+        return peak if np.isfinite(peak) else float("inf")
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        x = obs.astype(np.float32)
-        p = None
-        if self.suit_canonical:  # the network sees the suits in canonical order (training.policy.SmearPolicy)
-            p = suit_orders(x)
-            x = np.take_along_axis(x, SUIT_OBS_SOURCE[p], axis=1)
-        x = x * self.scale
-        for w, b in self.layers:
-            x = self.act_fn(x @ w.T + b)
-        w, b = self.head
-        logits = x @ w.T + b
+        """Masked logits (float32 ``(n, 72)``; ``-inf`` on illegal actions) of observations ``(n, 493)``.
+        A non-finite logit (an observation far outside the observation space, or weights that overflow)
+        raises :class:`CheckpointError` naming the checkpoint (:func:`check_finite_logits`), never a row
+        of NaN to take an argmax over."""
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, once, by value
+            x = obs.astype(np.float32)
+            p = None
+            if self.suit_canonical:  # the network sees the suits in canonical order (training.policy)
+                p = suit_orders(x)
+                x = np.take_along_axis(x, SUIT_OBS_SOURCE[p], axis=1)
+            x = x * self.scale
+            for w, b in self.layers:
+                x = self.act_fn(x @ w.T + b)
+            w, b = self.head
+            logits = x @ w.T + b
+        check_finite_logits(logits, self.where)
         if p is not None:
             logits = np.take_along_axis(logits, SUIT_ACTION_TARGET[p], axis=1)
         return np.where(mask.astype(bool), logits, -np.inf)
@@ -263,6 +334,9 @@ class CheckpointAgent:
 
     def __init__(self, path: str, policy: NumpyPolicy, meta: dict[str, Any], greedy: bool = True,
                  temperature: float = 1.0) -> None:
+        if not greedy and (isinstance(temperature, bool) or not isinstance(temperature, int | float)
+                           or not 0.0 < temperature < float("inf")):
+            raise ValueError(f"agent {path!r}: temperature must be a finite number > 0, not {temperature!r}")
         self.name = path
         self.policy = policy
         self.meta = meta

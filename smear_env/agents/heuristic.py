@@ -130,6 +130,21 @@ def best_suit(hand: int, rules: SmearRules, kitty_cards: int = 0, suits: tuple[i
     return max((suit_estimate(hand, s, rules, kitty_cards), s) for s in cand)
 
 
+def keep_value(c: int, hand: int) -> float:
+    """How much the bidder wants to keep side card ``c`` of ``hand`` when discarding (R11; lowest goes)."""
+    s, r = c >> 3, c & 7
+    suit_bits = _rank_bits(hand, s)
+    if r == RANK_10:
+        return -10.0  # bank the ten: it counts for our Game total (R16)
+    if r == RANK_ACE:
+        return 10.0
+    if r == RANK_KING and suit_bits >> RANK_ACE & 1:
+        return 4.0
+    short = suit_bits.bit_count() == 1  # discarding it makes a void (we may trump that suit)
+    base = {RANK_KING: 0.5, 5: 0.3, RANK_JACK: 0.2}.get(r, 1.0 + 0.1 * r)
+    return base - (0.8 if short else 0.0)
+
+
 def _beats(c: int, best: int, led: int, trump: int) -> bool:
     """R12: does card ``c`` beat the card ``best`` currently winning a trick led in suit ``led``?"""
     cs, bs = c >> 3, best >> 3
@@ -236,21 +251,7 @@ class HeuristicAgent:
         if any(c >> 3 == trump for c in cards):
             # only trumps left (R11): shed the least useful trump (never A, 7, J, 10 if avoidable)
             return DISCARD_ACTION_BASE + min(cards, key=lambda c: self._throw_cost(c, trump, hand, 0))
-
-        def keep_value(c: int) -> float:
-            s, r = c >> 3, c & 7
-            suit_bits = _rank_bits(hand, s)
-            if r == RANK_10:
-                return -10.0  # bank the ten: it counts for our Game total (R16)
-            if r == RANK_ACE:
-                return 10.0
-            if r == RANK_KING and suit_bits >> RANK_ACE & 1:
-                return 4.0
-            short = suit_bits.bit_count() == 1  # discarding it makes a void (we may trump that suit)
-            base = {RANK_KING: 0.5, 5: 0.3, RANK_JACK: 0.2}.get(r, 1.0 + 0.1 * r)
-            return base - (0.8 if short else 0.0)
-
-        return DISCARD_ACTION_BASE + min(cards, key=keep_value)
+        return DISCARD_ACTION_BASE + min(cards, key=lambda c: keep_value(c, hand))
 
     # ------------------------------------------------------------------ play (R12)
     def _throw_cost(self, c: int, trump: int, hand: int, outstanding: int) -> float:

@@ -1,37 +1,482 @@
-"""The heuristic in batched form (placeholder: row by row until the numpy rules land)."""
+"""The heuristic in batched form: :class:`~smear_env.agents.heuristic.HeuristicAgent`'s choices for many rows
+at once, as numpy array rules over the observation rows (no per-row Python).
+
+Every number the heuristic compares comes from the heuristic's own functions, tabulated once:
+
+* **bidding, trump and the kitty-0 first lead**: :func:`~smear_env.agents.heuristic.suit_estimate` depends on
+  a suit only through its 8-bit rank holding and the counts of side aces and side tens (0..3 each), so it is
+  tabulated per rule options (``high_low``, ``kitty_size``) for both ``kitty_cards`` it is called with
+  (0 and ``kitty_size``); a row looks its four suits up and takes the maximum, ties to the higher suit as
+  ``best_suit``'s ``max`` over ``(estimate, suit)`` does;
+* **discards and play**: ``_throw_cost`` and ``_feed_value`` depend on a card only through (trump or not,
+  rank, whether an outstanding card of its suit is higher), and ``keep_value`` through (rank, the holding of
+  its suit). Their values are replaced by their rank among all values of the table (equal values, equal
+  rank), so that ``min(cards, key=...)`` -- the first card in id order with the least value -- is the
+  least ``rank * 32 + card`` (``max``: the greatest ``rank * 32 + 31 - card``). That least key within one
+  suit is tabulated by (trump or not, outstanding cards of the suit, candidate cards of the suit) (keep:
+  by the holding and the candidates), so a choice over any card set is four table lookups and three
+  ``minimum`` operations per row.
+
+The observation rows are packed into bits once; every card set (hand, legal cards, outstanding cards,
+safe cards, winners, ...) is a 32-bit mask per row (card id = bit), and the play rules (lead, follow, feed
+the partner, safe winners) are mask operations, one branch of the heuristic at a time, each row taking the
+first branch that applies. The heuristic never draws from its generator, so neither does
+this. ``tests/test_batched_agents.py`` checks the actions against ``HeuristicAgent.act`` on tens of
+thousands of states of every phase and several rule options.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..config import SmearRules
-from .batched import _check_start, _SlotTable, check_batch
-from .heuristic import HeuristicAgent
+from ..actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
+from ..cards import NUM_CARDS, RANK_10, RANK_ACE, RANK_GAME_VALUE, RANK_JACK
+from ..config import HIGH_LOW_VALUES, KITTY_SIZE_VALUES, SmearRules
+from ..observation import (
+    BIDDER,
+    BIDS,
+    DISCARDS,
+    HAND,
+    KITTY,
+    NUM_BID_STATES,
+    PLAYED_BY,
+    TRICK,
+    TRICK_LEADER,
+    TRUMP_,
+    VOIDS,
+)
+from .batched import _check_start, _SlotTable, check_batch, mask_words, no_legal_error
+from .heuristic import (
+    _BID_MARGIN,
+    _JACK_WEIGHT,
+    _MIN_ESTIMATE,
+    _STUCK_EXTRA,
+    HeuristicAgent,
+    keep_value,
+    suit_estimate,
+)
+
+__all__ = ["BatchedHeuristicAgent"]
+
+_I = np.int64
+_FULL = (1 << NUM_CARDS) - 1
+_BIG = 1 << 40
+_SUITS = range(4)
+_CARD = np.arange(NUM_CARDS)
+# bit c: the cards of c's suit above c (R12 order within a suit)
+_ABOVE = np.array([(0xFF << (8 * (c >> 3))) & ~((1 << (c + 1)) - 1) for c in range(NUM_CARDS)], dtype=_I)
+_SUIT_MASK = np.array([0, 0xFF, 0xFF00, 0xFF0000, 0xFF000000], dtype=_I)  # by suit + 1 (-1: none)
+_TENS = sum(1 << (8 * s + RANK_10) for s in _SUITS)
+_TENS_JACKS = _TENS | sum(1 << (8 * s + RANK_JACK) for s in _SUITS)
+# by a 4-bit suit set: the cards of those suits
+_SUITS_CARDS = np.array([sum(0xFF << (8 * s) for s in _SUITS if v >> s & 1) for v in range(16)], dtype=_I)
+# by a suit holding (byte): ranks with a higher card of the byte; the highest rank (-1 for none)
+_HIGHER_BYTE = np.array([sum(1 << r for r in range(8) if b >> (r + 1)) for b in range(256)], dtype=_I)
+_HIGH_RANK = np.array([b.bit_length() - 1 for b in range(256)], dtype=_I)
+_LOW4 = np.array([(v & -v).bit_length() - 1 for v in range(16)], dtype=_I)  # lowest bit of 4, -1 none
+
+
+def _ordinals(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the distinct values (equal values get equal ranks; order kept)."""
+    return np.searchsorted(np.unique(values), values).astype(_I)
+
+
+def _card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The heuristic's per-card values as ordinals (see the module docstring), then per suit:
+
+    * ``throw[t, out, cand]``: least ``ord * 32 + rank`` of ``_throw_cost`` over the ranks in ``cand``
+      (t: the suit is trump; ``out``: its outstanding cards, which decide whether a card is boss);
+    * ``feed[t, out, cand]``: greatest ``ord * 32 + 7 - rank`` of ``_feed_value``, and
+      ``feed_pos[t, r, boss]`` whether that value is > 0;
+    * ``keep[hold, cand]``: least ``ord * 32 + rank`` of ``keep_value`` (``hold``: the suit's holding).
+
+    Empty ``cand``: ``_BIG`` for a least, -1 for a greatest."""
+    h = HeuristicAgent()
+    throw = np.zeros((2, 8, 2))
+    feed = np.zeros((2, 8, 2))
+    for t in (0, 1):
+        trump = 0 if t else 1  # the card below is of suit 0
+        for r in range(8):
+            for boss in (0, 1):
+                out = 0 if boss or r == 7 else 1 << 7  # the ace of suit 0 is above it (an ace is boss)
+                throw[t, r, boss] = h._throw_cost(r, trump, 0, out)
+                feed[t, r, boss] = h._feed_value(r, trump, out)
+    throw_ord = _ordinals(throw.ravel()).reshape(2, 8, 2)
+    feed_ord = _ordinals(feed.ravel()).reshape(2, 8, 2)
+    keep = np.full((8, 256), np.inf)
+    for r in range(8):
+        for hold in range(256):
+            if hold >> r & 1:
+                keep[r, hold] = keep_value(r, hold)
+    keep_ord = _ordinals(keep.ravel()).reshape(8, 256)
+    ranks = np.arange(8)
+    cand_bits = (np.arange(256)[:, None] >> ranks[None, :]) & 1 == 1  # (cand, rank)
+    boss = (_HIGHER_BYTE[:, None] >> ranks[None, :]) & 1 == 0  # (out, rank)
+    throw_tbl = np.empty((2, 256, 256), dtype=_I)
+    feed_tbl = np.empty((2, 256, 256), dtype=_I)
+    for t in (0, 1):
+        tk = throw_ord[t][ranks[None, :], boss.astype(_I)] * 32 + ranks[None, :]  # (out, rank)
+        throw_tbl[t] = np.where(cand_bits[None, :, :], tk[:, None, :], _BIG).min(axis=2)
+        fk = feed_ord[t][ranks[None, :], boss.astype(_I)] * 32 + 7 - ranks[None, :]
+        feed_tbl[t] = np.where(cand_bits[None, :, :], fk[:, None, :], -1).max(axis=2)
+    kk = keep_ord.T * 32 + ranks[None, :]  # (hold, rank)
+    keep_tbl = np.where(cand_bits[None, :, :], kk[:, None, :], _BIG).min(axis=2)
+    return throw_tbl.ravel(), feed_tbl.ravel(), feed > 0, keep_tbl.ravel()
+
+
+_THROW, _FEED, _FEED_POS, _KEEP = _card_tables()
+_NUM_CODES = len(HIGH_LOW_VALUES) * len(KITTY_SIZE_VALUES)
+_EST: dict[int, np.ndarray] = {}
+
+
+def _rules_code(rules: SmearRules) -> int:
+    return HIGH_LOW_VALUES.index(rules.high_low) * len(KITTY_SIZE_VALUES) + rules.kitty_size
+
+
+def _estimates(code: int) -> np.ndarray:
+    """(2, 256, 4, 4) float64: ``suit_estimate`` of a suit holding with (side aces, side tens), for
+    ``kitty_cards`` 0 and ``kitty_size`` (index 0, 1), under the rules of ``code``; cached."""
+    table = _EST.get(code)
+    if table is None:
+        hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
+        rules = SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
+        table = np.zeros((2, 256, 4, 4))
+        for ki, kc in enumerate((0, rules.kitty_size)):
+            for byte in range(256):
+                for aces in range(4):
+                    for tens in range(4):
+                        side = sum(1 << (8 * s + RANK_ACE) for s in range(1, 1 + aces))
+                        side |= sum(1 << (8 * s + RANK_10) for s in range(1, 1 + tens))
+                        table[ki, byte, aces, tens] = suit_estimate(byte | side, 0, rules, kc)
+        _EST[code] = table
+    return table
+
+
+# ----------------------------------------------------------------------------------------------- bits
+def _obs_words(obs: np.ndarray) -> np.ndarray:
+    """(B, 8) uint64: the 0/1 features of each row as 512 bits (bit i = column i > 0.5)."""
+    packed = np.zeros((obs.shape[0], 64), dtype=np.uint8)
+    packed[:, : (obs.shape[1] + 7) // 8] = np.packbits(obs > 0.5, axis=1, bitorder="little")
+    return packed.view("<u8")
+
+
+def _field(words: np.ndarray, offset: int, n: int = NUM_CARDS) -> np.ndarray:
+    """(B,) int64: bits offset .. offset + n - 1 of each row (n <= 32)."""
+    w, sh = divmod(offset, 64)
+    x = words[:, w] >> np.uint64(sh)
+    if sh + n > 64:
+        x = x | (words[:, w + 1] << np.uint64(64 - sh))
+    return (x & np.uint64((1 << n) - 1)).astype(_I)
+
+
+def _low(x: np.ndarray) -> np.ndarray:
+    """Index of the lowest set bit of each (non-zero, < 2**62) mask."""
+    return np.bitwise_count((x & -x) - 1).astype(_I)
+
+
+def _high(x: np.ndarray) -> np.ndarray:
+    """Index of the highest set bit of each (non-zero, < 2**32) mask."""
+    for k in (1, 2, 4, 8, 16):
+        x = x | (x >> k)
+    return np.bitwise_count(x).astype(_I) - 1
+
+
+def _bit(x: np.ndarray, i: np.ndarray) -> np.ndarray:
+    """(x >> i) & 1 as bool."""
+    return ((x >> i) & 1) == 1
+
+
+def _one_hot(x: np.ndarray) -> np.ndarray:
+    """Index of the lowest set bit of each 4-bit field, -1 for none (decode_batch takes the first)."""
+    return _LOW4[x]
+
+
+class _Suits:
+    """Per row and suit: the index base of the suit's throw / feed tables (trump or not, outstanding)."""
+
+    def __init__(self, trump: np.ndarray, out: np.ndarray) -> None:
+        self.base = [((trump == s).astype(_I) * 256 + ((out >> (8 * s)) & 255)) * 256 for s in _SUITS]
+
+    def min_throw(self, cards: np.ndarray) -> np.ndarray:
+        """The card of ``cards`` with the least ``_throw_cost`` (the lowest id among equals); the rows with
+        no card give garbage."""
+        best = None
+        for s in _SUITS:
+            k = _THROW[self.base[s] + ((cards >> (8 * s)) & 255)] + 8 * s
+            best = k if best is None else np.minimum(best, k)
+        return best & 31
+
+    def max_feed(self, cards: np.ndarray) -> np.ndarray:
+        """The card of ``cards`` with the greatest ``_feed_value`` (the lowest id among equals)."""
+        best = None
+        for s in _SUITS:
+            k = _FEED[self.base[s] + ((cards >> (8 * s)) & 255)]
+            k = np.where(k >= 0, k + (24 - 8 * s), -1)
+            best = k if best is None else np.maximum(best, k)
+        return 31 - (best & 31)
+
+
+def _suit_estimates(hand: np.ndarray, code: np.ndarray, kitty: int) -> np.ndarray:
+    """(n, 4) suit_estimate of each suit of the hands (masks); kitty 0: no kitty cards, 1: kitty_size."""
+    byte = np.stack([(hand >> (8 * s)) & 255 for s in _SUITS], axis=1)
+    aces = byte >> RANK_ACE & 1
+    tens = byte >> RANK_10 & 1
+    side_aces = aces.sum(axis=1, keepdims=True) - aces
+    side_tens = tens.sum(axis=1, keepdims=True) - tens
+    est = np.empty(byte.shape)
+    for c in np.unique(code).tolist():
+        sel = code == c
+        est[sel] = _estimates(c)[kitty][byte[sel], side_aces[sel], side_tens[sel]]
+    return est
+
+
+def _best_suit(est: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(estimate, suit) of the best candidate suit per row ((n, 4) bool ``cand``); ties to the higher suit,
+    as ``max`` over ``(estimate, suit)`` tuples does."""
+    masked = np.where(cand, est, -np.inf)
+    suit = 3 - np.argmax(masked[:, ::-1], axis=1)
+    return masked[np.arange(est.shape[0]), suit], suit
+
+
+def _suits_of(cards: np.ndarray) -> np.ndarray:
+    """(n, 4) bool: the suits with a card in ``cards``."""
+    return np.stack([((cards >> (8 * s)) & 255) != 0 for s in _SUITS], axis=1)
 
 
 class BatchedHeuristicAgent:
-    """:class:`~smear_env.agents.heuristic.HeuristicAgent` for many rows."""
+    """:class:`~smear_env.agents.heuristic.HeuristicAgent` for many rows at once (numpy array rules; see the
+    module docstring). Each slot plays under the rules of its ``start_game``, as the per-seat agent does;
+    ``bid_margin`` / ``min_estimate`` are the per-seat agent's parameters."""
 
-    vectorised = False
+    vectorised = True
 
-    def __init__(self, rules: SmearRules | None = None, name: str = "heuristic") -> None:
+    def __init__(self, rules: SmearRules | None = None, name: str = "heuristic",
+                 bid_margin: float = _BID_MARGIN, min_estimate: float = _MIN_ESTIMATE) -> None:
         self.name = name
         self.rules = rules if rules is not None else SmearRules()
+        self.bid_margin = float(bid_margin)
+        self.min_estimate = float(min_estimate)
         self._slots = _SlotTable(name)
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
         _check_start(self.name, seat, rules, rng)
-        agent = HeuristicAgent(rules)
-        agent.start_game(seat, rules, rng)
-        self._slots.set(slot, agent)
-
-    def act_batch(self, obs: np.ndarray, mask: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        from ..observation import decode_batch
-
-        obs, mask, slots = check_batch(self.name, obs, mask, slots)
-        agents = [self._slots.get(s) for s in slots.tolist()]
-        views = decode_batch(obs, mask)
-        return np.array([a.act_view(v) for a, v in zip(agents, views, strict=True)], dtype=np.int64)
+        code = _rules_code(rules)
+        _estimates(code)  # build the tables now, not in the middle of a batch
+        self._slots.set(slot, code, code)
 
     def close(self) -> None:
         pass
+
+    # ------------------------------------------------------------------ entry point
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        obs, mask, slots = check_batch(self.name, obs, mask, slots, check_empty=False)
+        n = slots.size
+        if n == 0:
+            return np.zeros(0, dtype=_I)
+        lo, hi = mask_words(mask)
+        count = np.bitwise_count(lo).astype(_I) + np.bitwise_count(hi)
+        if (count == 0).any():
+            raise no_legal_error(self.name, np.flatnonzero(count == 0), slots)
+        code = self._slots.codes(slots, code_of=int)
+        lo_i = lo.astype(_I)  # actions 0..63 (bit 63 is action 63, a play: the sign bit)
+        first = np.where(lo != 0, _low(lo_i), 64 + _low(hi.astype(_I)))
+        out = first.copy()  # a row with one legal action plays it (HeuristicAgent._choose)
+        words = _obs_words(obs)
+        play_legal = ((lo >> np.uint64(PLAY_ACTION_BASE)) | (hi << np.uint64(64 - PLAY_ACTION_BASE)))
+        play_legal = play_legal.astype(_I)
+        many = count > 1
+        kinds = (
+            (self._bid, first < TRUMP_ACTION_BASE, lo_i & 0xF),
+            (self._trump, (first >= TRUMP_ACTION_BASE) & (first < DISCARD_ACTION_BASE), (lo_i >> 4) & 0xF),
+            (self._discard, (first >= DISCARD_ACTION_BASE) & (first < PLAY_ACTION_BASE),
+             (lo_i >> DISCARD_ACTION_BASE) & _FULL),
+            (self._play, first >= PLAY_ACTION_BASE, play_legal & _FULL),
+        )
+        for fn, sel, legal in kinds:
+            rows = np.flatnonzero(many & sel)
+            if rows.size:
+                out[rows] = fn(words[rows], legal[rows], code[rows])
+        return out
+
+    # ------------------------------------------------------------------ bidding (R6-R8)
+    def _bid(self, words: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
+        hand = _field(words, HAND)
+        est, _ = _best_suit(_suit_estimates(hand, code, 1), _suits_of(hand))
+        states = _field(words, BIDS, 4 * NUM_BID_STATES)
+        # per rel seat the bid state (0 not acted, 1 pass, 2.. bid 2..): a bid is the state itself
+        bids = np.stack([_low((states >> (NUM_BID_STATES * r)) & 31 | 1 << 8) for r in range(4)], axis=1)
+        bids = np.where((bids >= 2) & (bids < 8), bids, 0)
+        high = bids.max(axis=1)
+        stuck = (legal & 1) == 0
+        margin = self.bid_margin + np.where(stuck, _STUCK_EXTRA, 0.0)
+        want = np.minimum(4, np.floor(est - margin)).astype(_I)
+        partner_high = (high > 0) & (bids[:, 2] == high)
+        want = np.where((est < self.min_estimate) | (partner_high & (est - margin < high + 1.5)), 0, want)
+        bid = (want >= 2) & (want > high)
+        return np.where(bid, want - 1, np.where(stuck, _low(legal), 0))
+
+    # ------------------------------------------------------------------ trump (R10)
+    def _trump(self, words: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
+        est = _suit_estimates(_field(words, HAND), code, 0)
+        _, suit = _best_suit(est, np.stack([(legal >> s) & 1 == 1 for s in _SUITS], axis=1))
+        return TRUMP_ACTION_BASE + suit
+
+    # ------------------------------------------------------------------ discards (R11)
+    def _discard(self, words: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
+        hand = _field(words, HAND)
+        trump = _one_hot(_field(words, TRUMP_, 4))
+        # only trumps left: the cheapest throw, with nothing outstanding (every card is boss)
+        shed = _Suits(trump, np.zeros_like(hand)).min_throw(legal)
+        best = None
+        for s in _SUITS:
+            k = _KEEP[((hand >> (8 * s)) & 255) * 256 + ((legal >> (8 * s)) & 255)] + 8 * s
+            best = k if best is None else np.minimum(best, k)
+        all_trump = (legal & _SUIT_MASK[trump + 1]) != 0
+        return DISCARD_ACTION_BASE + np.where(all_trump, shed, best & 31)
+
+    # ------------------------------------------------------------------ play (R12)
+    def _play(self, words: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
+        hand = _field(words, HAND)
+        seen = _field(words, KITTY) | _field(words, DISCARDS)
+        for r in range(4):
+            seen |= _field(words, PLAYED_BY + NUM_CARDS * r)
+        out = _FULL & ~hand & ~seen  # not ours, not played, not in the kitty or the discards
+        higher = np.zeros_like(out)  # cards with an outstanding card of their suit above them
+        for s in _SUITS:
+            higher |= _HIGHER_BYTE[(out >> (8 * s)) & 255] << (8 * s)
+        trump = _one_hot(_field(words, TRUMP_, 4))
+        tmask = _SUIT_MASK[trump + 1]
+        suits = _Suits(trump, out)
+        voids = _field(words, VOIDS, 16)
+        leader = _one_hot(_field(words, TRICK_LEADER, 4))
+        result = np.empty(legal.size, dtype=_I)
+        lead = leader < 0
+        i = np.flatnonzero(lead)
+        if i.size:
+            result[i] = self._lead(words[i], code[i], legal[i], hand[i], out[i], higher[i], trump[i],
+                                   tmask[i], voids[i],
+                                   suits if i.size == legal.size else _Suits(trump[i], out[i]))
+        i = np.flatnonzero(~lead)
+        if i.size:
+            result[i] = self._follow(words[i], legal[i], out[i], higher[i], trump[i], tmask[i], voids[i],
+                                     leader[i], suits if i.size == legal.size else _Suits(trump[i], out[i]))
+        return PLAY_ACTION_BASE + result
+
+    @staticmethod
+    def _trump_lead(cards: np.ndarray, higher: np.ndarray) -> np.ndarray:
+        """HeuristicAgent._trump_lead for rows whose candidate cards (one suit, non-empty) are ``cards``."""
+        top = _high(cards)
+        plain = cards & ~_TENS_JACKS
+        low = np.where(plain != 0, _low(plain), _low(cards))
+        return np.where(_bit(higher, top), low, top)
+
+    def _lead(self, words, code, legal, hand, out, higher, trump, tmask, voids, suits):
+        choice = np.full(legal.size, -1, dtype=_I)
+        # R10 with kitty_size 0: the bidder's first lead names trump (the best suit among the legal cards)
+        no_trump = trump < 0
+        if no_trump.any():
+            i = np.flatnonzero(no_trump)
+            est = _suit_estimates(hand[i], code[i], 0)
+            _, suit = _best_suit(est, _suits_of(legal[i]))
+            choice[i] = self._trump_lead(legal[i] & _SUIT_MASK[suit + 1], higher[i])
+        my = legal & tmask
+        has = my != 0
+        all_trumps = has & ((legal & ~tmask) == 0)
+        out_trumps = (out & tmask) != 0
+        tcol = np.maximum(trump, 0)
+        opp_trump_void = _bit(voids, 4 + tcol) & _bit(voids, 12 + tcol)
+        bidder = _field(words, BIDDER, 4)
+        we_bid = (bidder & 0b0101) != 0  # rel seat 0 or 2
+        trump_lead = self._trump_lead(np.where(has, my, 1), higher)
+        top = _high(np.where(has, my, 1))
+        undecided = ~no_trump
+        c1 = undecided & all_trumps
+        choice[c1] = trump_lead[c1]
+        undecided &= ~c1
+        pull = undecided & has & out_trumps & ~opp_trump_void
+        top_boss = pull & ~_bit(higher, top)
+        choice[top_boss] = top[top_boss]
+        c3 = pull & ~top_boss & we_bid & (np.bitwise_count(my) >= 3)
+        choice[c3] = trump_lead[c3]
+        undecided &= ~top_boss & ~c3
+        # a side card that is top of its suit, if the opponents can still follow it
+        opp_void = ((voids >> 4) | (voids >> 12)) & 0xF
+        side = legal & ~tmask & ~higher & ~np.where(out_trumps, _SUITS_CARDS[opp_void], 0)
+        # the highest rank, then the lowest suit
+        key = np.stack([_HIGH_RANK[(side >> (8 * s)) & 255] * 4 + (3 - s) for s in _SUITS], axis=1)
+        k = key.max(axis=1)
+        best_side = 8 * (3 - (k & 3)) + (k >> 2)
+        c4 = undecided & (k >= 0) & ((k >> 2) != RANK_10)
+        choice[c4] = best_side[c4]
+        undecided &= ~c4
+        choice[undecided] = suits.min_throw(legal)[undecided]
+        return choice
+
+    def _follow(self, words, legal, out, higher, trump, tmask, voids, leader, suits):
+        n = legal.size
+        ar = np.arange(n)
+        seat_card = np.stack([_low(_field(words, TRICK + NUM_CARDS * r) | 1 << 40) for r in range(4)], axis=1)
+        pos = (4 - leader) & 3  # cards on the table before ours (the observer, rel seat 0, plays next)
+        cards = seat_card[ar[:, None], (leader[:, None] + np.arange(3)[None, :]) & 3]  # in play order
+        present = np.arange(3)[None, :] < pos[:, None]
+        cards = np.where(present, cards, 0)
+        # the winning card so far (R12)
+        wi = np.zeros(n, dtype=_I)
+        best = cards[:, 0].copy()
+        for k in (1, 2):
+            c = cards[:, k]
+            cs, bs = c >> 3, best >> 3
+            beats = present[:, k] & np.where(cs == bs, c > best, cs == trump)
+            wi = np.where(beats, k, wi)
+            best = np.where(beats, c, best)
+        win_seat = (leader + wi) & 3
+        has_trump = trump >= 0
+        jack_card = np.where(has_trump, trump * 8 + RANK_JACK, -1)
+        jack_bit = np.where(has_trump, 1 << np.maximum(jack_card, 0), 0)
+        jack_in = ((cards == jack_card[:, None]) & present).any(axis=1)
+        trick_value = (_GV[cards] * present).sum(axis=1) + np.where(jack_in, _JACK_WEIGHT, 0.0)
+        # safe(c): no opponent still to act can beat c. After us only rel seats 1 .. 3 - pos play, so the
+        # one opponent who may still act is the left one (rel 1), when pos <= 2.
+        opp_after = pos <= 2
+        v1 = (voids >> 4) & 0xF  # suits the left opponent has shown void in
+        v1_cards = _SUITS_CARDS[v1]
+        v1_trump = _bit(v1, np.maximum(trump, 0)) & has_trump
+        out_trumps = (out & tmask) != 0
+        safe_trump = tmask & ~np.where(v1_trump, 0, higher)
+        ruff = out_trumps & ~v1_trump  # an opponent may trump in ...
+        safe_side = ~tmask & _FULL & ~(higher & ~v1_cards) & ~np.where(ruff, v1_cards, 0)  # ... if void
+        safe = np.where(opp_after, safe_trump | safe_side, _FULL)
+        cheap = suits.min_throw(legal)
+        choice = cheap.copy()
+        decided = np.zeros(n, dtype=bool)
+        # partner winning: feed points if the partner's card holds, else play cheap
+        partner = win_seat == 2
+        if partner.any():
+            feed = suits.max_feed(legal)
+            t_feed = (feed >> 3) == trump
+            feed_pos = _FEED_POS[t_feed.astype(_I), feed & 7, (~_bit(higher, feed)).astype(_I)]
+            ok = partner & _bit(safe, best) & feed_pos
+            choice[ok] = feed[ok]
+            decided |= partner
+        # winners: cards that beat the best card (same suit and higher, or a trump over a non-trump)
+        winners = legal & (_ABOVE[best] | np.where((best >> 3) != trump, tmask, 0))
+        active = ~decided & (winners != 0)
+        pool = winners & safe
+        has_pool = pool != 0
+        pts = pool & (_TENS | jack_bit)
+        c_pts = active & has_pool & (pts != 0)
+        pick = np.where((pts & jack_bit) != 0, jack_card, _low(np.where(pts != 0, pts, 1)))
+        choice[c_pts] = pick[c_pts]
+        non_trump = pool & ~tmask
+        c_nt = active & has_pool & ~c_pts & (non_trump != 0)
+        choice[c_nt] = suits.min_throw(non_trump)[c_nt]
+        c_low = active & has_pool & ~c_pts & ~c_nt & (trick_value > 0)
+        choice[c_low] = suits.min_throw(pool)[c_low]
+        plain = winners & ~_TENS & ~jack_bit
+        c_try = active & ~has_pool & (trick_value >= 10) & (plain != 0)
+        choice[c_try] = suits.min_throw(plain)[c_try]
+        return choice
+
+
+_GV = np.array(RANK_GAME_VALUE)[_CARD & 7]
+assert NUM_ACTIONS == PLAY_ACTION_BASE + NUM_CARDS

@@ -5,8 +5,9 @@ deals consistent with it (:func:`smear_env.infoset.sample_hidden`), solves every
 :mod:`smear_env.agents.solver` and takes the action with the best mean value. Values are the R17 score
 difference (own team's score change minus the other team's).
 
-* Card play (R12): every legal card is solved in every sample (``samples``, at most ``budget_ms`` after
-  ``min_samples``); best mean wins. No search when the legal cards are all equivalent in every consistent
+* Card play (R12): every legal card is solved in each of ``samples`` sampled deals (a fixed count by
+  default; an optional wall-clock ``budget_ms`` stops earlier, after ``min_samples``); best mean wins.
+  No search when the legal cards are all equivalent in every consistent
   deal (:func:`_one_class`). Each solve is capped at ``node_cap`` nodes per root card (see
   :func:`smear_env.agents.solver.solve`: exact below the cap, estimated beyond it).
 * Bidding (R6-R8): ``bid_samples`` samples (a fixed count, no time budget: bidding decides most of the
@@ -44,10 +45,13 @@ bid_mode=pimc,bid_conf=0,trump_margin=none``.
 Speed (``benchmarks/pimc_speed.py``): at the defaults below a decision averages ~20-35 ms on one core
 (bids ~50-70 ms, trump ~150-200 ms but at most one per hand, card play ~15-25 ms).
 
-Determinism: all randomness comes from the generator given to :meth:`PimcAgent.start_game`. With
-``budget_ms`` set, sampling stops once the decision has used that much wall time (after at least
-``min_samples``), so results then depend on machine speed; ``budget_ms=None`` uses exactly ``samples``
-samples and is fully reproducible.
+Determinism: all randomness comes from the generator given to :meth:`PimcAgent.start_game`, and by default
+(``budget_ms=None``) every search uses exactly its sample count, so the same seed gives the same games on
+any machine. ``budget_ms`` (e.g. ``pimc:budget_ms=40``) is an explicit, **non-deterministic** option: card
+play then stops sampling once the decision has used that much wall time (after at least ``min_samples``),
+so its results depend on machine speed and load. (The default used to be ``budget_ms=40``, which on a
+loaded 2-core machine averaged 5.3 of the 6 card-play samples and on an idle one nearly all 6: today's
+deterministic default, 6 samples always, is that agent without the timer.)
 """
 
 from __future__ import annotations
@@ -73,11 +77,12 @@ from ..infoset import PlayerView, sample_hidden
 from .solver import SolverState, _reps, solve, solve_all_moves
 
 # Defaults (see benchmarks/pimc_speed.py for the per-decision times they give): samples per card-play /
-# trump decision, samples per bid decision, node cap per root card of each solve, wall-time safety budget.
+# trump decision, samples per bid decision, node cap per root card of each solve; no wall-time budget
+# (budget_ms=None: deterministic; a budget makes results machine-dependent, see the module docstring).
 SAMPLES = 6
 BID_SAMPLES = 16
 NODE_CAP = 1500
-BUDGET_MS = 40.0
+BUDGET_MS: float | None = None
 MIN_SAMPLES = 3
 BID_MARGIN = 0.0
 TRUMP_SAMPLES = 8
@@ -201,7 +206,6 @@ class PimcAgent:
         min_samples: int = MIN_SAMPLES,
         bid_threshold: float = 0.0,
         trump_candidates: int = 2,
-        min_samples_multi: int = 2,
         node_cap: int | None = NODE_CAP,
         bid_samples: int = BID_SAMPLES,
         bid_margin: float = BID_MARGIN,
@@ -236,26 +240,30 @@ class PimcAgent:
         for name, cap in (("node_cap", node_cap), ("bid_node_cap", bid_node_cap)):
             if cap is not None and (isinstance(cap, (str, bool, float)) or cap < 1):
                 raise ValueError(f"{name} must be an integer >= 1 or None (exact solves), not {cap!r}")
-        if samples < 1:
-            raise ValueError(f"samples must be >= 1, not {samples!r}")
-        if bid_samples < 1:
-            raise ValueError(f"bid_samples must be >= 1, not {bid_samples!r}")
-        if budget_ms is not None and (isinstance(budget_ms, str) or budget_ms <= 0):
-            raise ValueError(f"budget_ms must be > 0 or None, not {budget_ms!r}")
-        if not 1 <= min_samples:
-            raise ValueError(f"min_samples must be >= 1, not {min_samples!r}")
+        for name, n, least in (("samples", samples, 1), ("bid_samples", bid_samples, 1),
+                               ("trump_samples", trump_samples, 1), ("min_samples", min_samples, 1),
+                               ("trump_candidates", trump_candidates, 0)):
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < least:
+                raise ValueError(f"{name} must be an integer >= {least}, not {n!r}")
+        if budget_ms is not None and (isinstance(budget_ms, str | bool)
+                                      or not isinstance(budget_ms, int | float)
+                                      or not 0 < budget_ms < float("inf")):
+            raise ValueError(f"budget_ms must be a finite number > 0 (milliseconds; non-deterministic) or "
+                             f"None (the default: a fixed sample count), not {budget_ms!r}")
+        for name, x in (("bid_threshold", bid_threshold), ("bid_margin", bid_margin), ("bid_conf", bid_conf)):
+            if isinstance(x, str | bool) or not isinstance(x, int | float) or not np.isfinite(x):
+                raise ValueError(f"{name} must be a finite number, not {x!r}")
+        if not 0.0 <= bid_conf <= 1.0:
+            raise ValueError(f"bid_conf must be a number in [0, 1], not {bid_conf!r}")
         self.rules = rules if rules is not None else SmearRules()
         self.samples = int(samples)
         self.budget_ms = budget_ms
         self.min_samples = min(int(min_samples), self.samples)
         self.bid_threshold = float(bid_threshold)
         self.trump_candidates = int(trump_candidates)
-        self.min_samples_multi = int(min_samples_multi)
         self.node_cap = node_cap
         self.bid_samples = int(bid_samples)
         self.bid_margin = float(bid_margin)
-        if trump_samples < 1:
-            raise ValueError(f"trump_samples must be >= 1, not {trump_samples!r}")
         self.trump_samples = int(trump_samples)
         self.heuristic_candidate = bool(heuristic_candidate)
         self.bid_high = bool(bid_high)

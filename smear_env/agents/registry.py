@@ -156,7 +156,7 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
             )
         agent = _load_checkpoint(str(shipped_path(base)), rules)
     elif is_checkpoint_spec(text):
-        if not os.path.isfile(text):
+        if not os.path.exists(text):  # a directory or a device: load_agent says what it is
             raise FileNotFoundError(
                 f"checkpoint {text!r} not found: agent spec {spec!r} names a checkpoint file that does not "
                 "exist"
