@@ -86,6 +86,8 @@ class AlgorithmConfig:
     """Stop the epochs of an update early when the approximate KL exceeds this (None: never)."""
     norm_adv: bool = True
     """Normalize advantages per minibatch."""
+    epsilon: float = 0.05
+    """dmc: probability that an actor takes a uniformly random legal action instead of the highest-Q one."""
 
 
 @dataclass
@@ -276,6 +278,7 @@ RANGES: dict[tuple[type, str], tuple[float | None, float | None, bool, bool, str
     (AlgorithmConfig, "vf_coef"): (0.0, None, True, False, "a number >= 0"),
     (AlgorithmConfig, "max_grad_norm"): (0.0, None, False, False, "a number > 0"),
     (AlgorithmConfig, "target_kl"): (0.0, None, False, False, "a number > 0 or null"),
+    (AlgorithmConfig, "epsilon"): (0.0, 1.0, True, True, "a number in [0, 1]"),
     (EnvConfig, "win_bonus"): (0.0, None, True, False, "a number >= 0"),
     (EnvConfig, "score_scale"): (0.0, None, False, False, "a number > 0"),
     (ImitationConfig, "learning_rate"): (0.0, None, False, False, "a number > 0"),
@@ -487,9 +490,9 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks."""
     if cfg.env.reward == "win" and cfg.env.episode != "game":
         raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
-    if cfg.network.suit_canonical and cfg.algorithm.name not in ("ppo", "vector_ppo"):
+    if cfg.network.suit_canonical and cfg.algorithm.name not in ("ppo", "vector_ppo", "dmc"):
         raise ConfigError(f"config key 'network.suit_canonical': algorithm {cfg.algorithm.name!r} does not "
-                          f"support it (allowed with: 'ppo', 'vector_ppo')")
+                          f"support it (allowed with: 'ppo', 'vector_ppo', 'dmc')")
     if cfg.algorithm.name != "vector_ppo":
         if cfg.network.shared_trunk:
             raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
