@@ -60,8 +60,10 @@ class AlgorithmConfig:
     lock-step and learns from every seat the learner plays -- all four in pure self-play), "maskable_ppo"
     (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env), "vector_ppo"
     (the same PPO update, collecting on the batched engine smear_env.vector: every lane stepped as arrays,
-    opponents self/snapshot/a spec) or "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four
-    seats in self-play, sampling on Ray workers: see the ray section; needs pip install "smear-rl[rllib]")."""
+    opponents self/snapshot/a spec), "dmc" (Deep Monte-Carlo: Q over the 72 masked actions regressed on
+    each hand's score margin, epsilon-greedy actors on the batched table; saved with Q as the logits) or
+    "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four seats in self-play, sampling on Ray
+    workers: see the ray section; needs pip install "smear-rl[rllib]")."""
     learning_rate: float = 3.0e-4
     """Adam learning rate (start value when anneal_lr)."""
     anneal_lr: bool = True
@@ -90,6 +92,8 @@ class AlgorithmConfig:
     """Stop the epochs of an update early when the approximate KL exceeds this (None: never)."""
     norm_adv: bool = True
     """Normalize advantages per minibatch."""
+    epsilon: float = 0.05
+    """dmc: probability that an actor takes a uniformly random legal action instead of the highest-Q one."""
 
 
 @dataclass
@@ -338,6 +342,7 @@ BOUNDS: dict[tuple[type, str], Bound] = {
     (AlgorithmConfig, "n_epochs"): Bound(1, 1_000),
     (AlgorithmConfig, "gamma"): Bound(0.0, 1.0),
     (AlgorithmConfig, "gae_lambda"): Bound(0.0, 1.0),
+    (AlgorithmConfig, "epsilon"): Bound(0.0, 1.0),
     (AlgorithmConfig, "clip_range"): Bound(0.0, None, lo_incl=False),
     (AlgorithmConfig, "ent_coef"): Bound(0.0, None),
     (AlgorithmConfig, "ent_coef_final"): Bound(0.0, None),
@@ -577,9 +582,9 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks."""
     if cfg.env.reward == "win" and cfg.env.episode != "game":
         raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
-    if cfg.network.suit_canonical and cfg.algorithm.name not in ("ppo", "vector_ppo"):
+    if cfg.network.suit_canonical and cfg.algorithm.name not in ("ppo", "vector_ppo", "dmc"):
         raise ConfigError(f"config key 'network.suit_canonical': algorithm {cfg.algorithm.name!r} does not "
-                          f"support it (allowed with: 'ppo', 'vector_ppo')")
+                          f"support it (allowed with: 'ppo', 'vector_ppo', 'dmc')")
     if cfg.algorithm.name != "vector_ppo" and cfg.network.shared_trunk:
         raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
     if not cfg.selfplay.opponents:

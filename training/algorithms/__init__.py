@@ -27,6 +27,7 @@ ALGORITHMS: dict[str, str] = {
     "maskable_ppo": "training.algorithms.maskable_ppo:MaskablePPOTrainer",
     "vector_ppo": "training.algorithms.vector_ppo:VectorPPOTrainer",
     "rllib_ppo": "training.algorithms.rllib_ppo:RLlibPPOTrainer",
+    "dmc": "training.algorithms.dmc:DMCTrainer",
 }
 
 

@@ -1,0 +1,87 @@
+"""Deep Monte-Carlo (training.algorithms.dmc): Monte-Carlo returns, the Q-head checkpoint, config checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from smear_env.agents.batched import make_batched_agent  # noqa: E402
+from training.config import ConfigError, load_config  # noqa: E402
+
+
+def _trainer(*overrides: str):
+    from training.algorithms.dmc import DMCTrainer
+
+    cfg = load_config("configs/dmc.yaml", ["n_envs=8", "algorithm.n_steps=4", "algorithm.batch_size=64",
+                                           "network.hidden_sizes=[32]", *overrides])
+    return DMCTrainer(cfg, np.random.default_rng(5))
+
+
+def test_dmc_returns_are_each_hands_margin_for_the_seats_team():
+    """episode=hand, reward=score: every decision's return is its hand's point difference for its team x
+    0.25 -- the same for every decision of a team in one episode, the opposite for the other team (zero-sum),
+    and over all episodes the margins the engine scored."""
+    tr = _trainer("selfplay.opponents={self: 1.0}")
+    margins: dict[int, float] = {}  # episode id -> team 0's hand margin
+
+    def on_step(table, st):
+        for lane in np.flatnonzero(st.result.hand_over).tolist():
+            d = st.result.score_delta[lane]
+            margins[int(tr.ep_of[lane])] = float(d[0] - d[1])
+
+    tr.table.on_step = on_step
+    batch = tr.collect(400)
+    assert len(batch["act"]) >= 400
+    team = batch["seat"] & 1
+    seen = 0
+    for ep in np.unique(batch["ep"]).tolist():
+        rows = batch["ep"] == ep
+        assert ep in margins, ep
+        want = np.where(team[rows] == 0, margins[ep], -margins[ep]) * 0.25
+        np.testing.assert_array_equal(batch["ret"][rows], want)
+        seen += 1
+    assert seen >= 8
+
+
+def test_dmc_iterate_trains_on_finished_decisions_and_counts_them():
+    tr = _trainer()
+    m = tr.iterate()
+    assert tr.step >= 4 * 8 and tr.updates == 1
+    assert np.isfinite(m["loss/q_mse"]) and m["loss/q_mse"] >= 0
+    assert abs(sum(m[f"train/bid_share_{k}"] for k in ("pass", "2", "3", "4")) - 1.0) < 1e-9
+
+
+def test_dmc_checkpoint_plays_argmax_q(tmp_path):
+    """The saved Q-head is an ordinary checkpoint: its greedy player picks the legal action of highest Q."""
+    from smear_env.vector import VectorGame
+    from training.checkpoint import base_metadata, save_tensors
+
+    tr = _trainer()
+    tr.iterate()
+    cfg = tr.cfg
+    net = {"hidden_sizes": cfg.network.hidden_sizes, "activation": cfg.network.activation,
+           "suit_canonical": True}
+    path = tmp_path / "dmc.safetensors"
+    save_tensors(path, {f"policy.{k}": v for k, v in tr.policy_state().items()},
+                 base_metadata(cfg.rules, net, "dmc", tr.step))
+    agent = make_batched_agent(str(path), cfg.rules)
+    vg = VectorGame(64, cfg.rules, seed=11)
+    rng = np.random.default_rng(0)
+    for slot in range(64):
+        agent.start_game(slot, 0, cfg.rules, rng)
+    for _ in range(30):
+        obs, mask = vg.observe(), vg.legal_mask()
+        a = agent.act_batch(obs, mask, np.arange(64))
+        np.testing.assert_array_equal(a, np.argmax(tr.q_values(obs, mask), axis=1))
+        vg.step(a)
+
+
+def test_dmc_rejects_opponents_and_warm_starts_it_cannot_use():
+    with pytest.raises(ConfigError, match="'snapshot' not available with algorithm 'dmc'"):
+        _trainer("selfplay.opponents={self: 0.5, snapshot: 0.5}")
+    with pytest.raises(ConfigError, match="imitation.teacher"):
+        _trainer("imitation.teacher=heuristic")
+    with pytest.raises(ConfigError, match="algorithm.epsilon"):
+        load_config("configs/dmc.yaml", ["algorithm.epsilon=1.5"])
