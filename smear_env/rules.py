@@ -49,15 +49,18 @@ SUIT_MASK_OR_NONE = (*SUIT_MASKS, 0)
 """Card mask of each suit; index -1 (no suit) gives 0."""
 HIGH_BIT_BY_BYTE = tuple(1 << (b.bit_length() - 1) if b else 0 for b in range(256))
 """The highest set bit of a byte (0 for 0): the highest rank of a suit's rank mask."""
+ABOVE_IN_SUIT = tuple(SUIT_MASKS[c >> 3] & ~((2 << c) - 1) for c in range(NUM_CARDS))
+"""R12 order within a suit: the mask of the cards of each card's suit ranking above it."""
 
 
 class _Tables(NamedTuple):
     suit_mask: Any
     game_points_by_byte: Any
     high_bit_by_byte: Any
+    above_in_suit: Any
 
 
-_PY = _Tables(SUIT_MASK_OR_NONE, GAME_POINTS_BY_BYTE, HIGH_BIT_BY_BYTE)
+_PY = _Tables(SUIT_MASK_OR_NONE, GAME_POINTS_BY_BYTE, HIGH_BIT_BY_BYTE, ABOVE_IN_SUIT)
 _NP = _Tables(*(np.array(t, dtype=np.int64) for t in _PY))
 
 
@@ -133,6 +136,14 @@ def trick_winner(cards: Any, trump: Any, led: Any = None) -> Any:
         if k > best_key:
             best, best_key = i, k
     return best
+
+
+def cards_beating(best: IntOrArray, trump: IntOrArray) -> IntOrArray:
+    """R12: the mask of the cards that would take a trick from ``best``, the card winning it so far (a card
+    of the suit led, or a trump): the higher cards of its suit, and every trump when it is not one -- the
+    cards whose :func:`trick_key` is greater than ``best`` 's."""
+    t = _tables(best)
+    return t.above_in_suit[best] | (t.suit_mask[trump] & (((best >> 3) != trump) * -1))
 
 
 def playable(hand: IntOrArray, led: IntOrArray, trump: IntOrArray, first_lead: Any) -> IntOrArray:

@@ -126,6 +126,23 @@ def test_r12_trick_winner_with_led_given_for_tricks_stored_by_seat():
                             zip(tricks.tolist(), _ints(leader), _ints(trump), strict=True)]
 
 
+def test_r12_cards_beating_the_card_winning_so_far_ints_arrays_and_spec():
+    """cards_beating(best, trump) (the heuristics' "winners") holds exactly the cards that, played next,
+    would win the partial trick whose winning card so far is ``best``."""
+    rng = _rng(16)
+    best, trump, want = [], [], []
+    for _ in range(N):
+        trick = _random_trick(rng, int(rng.integers(1, 4)))
+        tr = int(rng.integers(-1, 4))
+        b = trick[R.trick_winner(trick, tr)]
+        best.append(b)
+        trump.append(tr)
+        want.append(sum(1 << c for c in range(32) if c not in trick
+                        and _spec_winner([*trick, c], tr) == len(trick)))
+    got = _both(R.cards_beating, np.array(best), np.array(trump))
+    assert got == want
+
+
 def test_r10_r12_playable_ints_arrays_and_spec():
     rng = _rng(4)
     hands = _masks(rng, N)
@@ -407,50 +424,6 @@ def test_vector_score_and_trick_winner_equal_rules(rules, monkeypatch):
             assert np.array_equal(vg.to_act[last], R.trick_winner(full, trump[last], led[last]))
             checked["tricks"] += int(last.sum())
     assert checked["hands"] > 50 and checked["tricks"] > 200
-
-
-def test_heuristic_trick_helpers_equal_rules():
-    """heuristic._trick_winner / _beats (R12) equal rules.trick_winner / trick_key on random partial
-    tricks."""
-    from smear_env.agents import heuristic as H
-
-    rng = _rng(16)
-    for _ in range(N):
-        trick = _random_trick(rng, int(rng.integers(1, 5)))
-        trump = int(rng.integers(0, 4))
-        assert H._trick_winner(tuple(trick), trump) == R.trick_winner(trick, trump)
-        led = trick[0] >> 3
-        best = trick[R.trick_winner(trick, trump)]
-        c = int(rng.integers(32))
-        assert H._beats(c, best, led, trump) == (R.trick_key(c, led, trump) > R.trick_key(best, led, trump))
-
-
-@pytest.mark.parametrize("high_low", HIGH_LOW_VALUES)
-def test_pimc_unawarded_equals_rules_points_out_of_play(high_low):
-    """pimc._unawarded (R13-R15, used at a first lead) equals rules.points_out_of_play wherever a trump is in
-    play (always so at a first lead: the bidder named a suit it holds) or trump is unknown."""
-    from smear_env.agents import pimc as P
-
-    rng = _rng(17)
-    checked = 0
-    for _ in range(N):
-        deck = rng.permutation(32)
-        hands = tuple(sum(1 << int(c) for c in deck[6 * i:6 * i + 6]) for i in range(4))
-        trump = int(rng.integers(-1, 4))
-        allh = hands[0] | hands[1] | hands[2] | hands[3]
-        if trump >= 0 and not allh & SUIT_MASKS[trump]:
-            continue
-        assert P._unawarded(hands, trump, high_low) == R.points_out_of_play(allh, trump, high_low)
-        checked += 1
-    assert checked > N // 2
-
-
-def test_pimc_discard_pool_expression_equals_rules():
-    """pimc._heuristic_plan's pool ``left & ~SUIT_MASKS[trump] or left`` (R11) is rules.discard_pool."""
-    rng = _rng(18)
-    hands = _masks(rng, N, density=0.2)
-    for h, t in zip(_ints(hands), rng.integers(0, 4, N).tolist(), strict=True):
-        assert (h & ~SUIT_MASKS[t] or h) == R.discard_pool(h, t)
 
 
 def test_reference_engine_equals_spec_functions_in_random_games():
