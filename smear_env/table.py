@@ -29,6 +29,15 @@ Options (:class:`TableOptions`; front ends parse them with :func:`parse_options`
     ``max_hands``
         R21 for evaluation: a game is truncated when it would deal its ``max_hands``-th hand (thrown-in
         hands count); ``None``: no limit.
+    ``score_scale``, ``win_bonus``
+        A trainer's shaping, applied here so that it is written once (:func:`shaped_team_rewards`):
+        ``"score"`` rewards are multiplied by ``score_scale`` (default 1: raw points), and with
+        ``episode="game"`` the end of a game adds ``+win_bonus`` / ``-win_bonus`` to the winners / losers
+        (default 0). ``"win"`` rewards are never scaled.
+
+The single table (:class:`Table`) and the batched table (:class:`smear_env.batched_table.BatchedTable`,
+N games on the batched engine) share these meanings through :func:`shaped_team_rewards` (what a hand
+earns), :func:`hands_exhausted` and :func:`cycles_exhausted` (R21).
 
 Flow of one :meth:`Table.apply`: the engine applies the action; at a hand's end :func:`end_of_hand`
 turns the engine's result into a :class:`HandEnd` and the table's :class:`Step` (per-seat rewards,
@@ -75,8 +84,15 @@ class TableOptions:
     reward: str = "win"
     max_cycles: int | None = DEFAULT_MAX_CYCLES
     max_hands: int | None = None
+    score_scale: float = 1.0
+    win_bonus: float = 0.0
 
     def __post_init__(self) -> None:
+        for name, low in (("score_scale", "a number > 0"), ("win_bonus", "a number >= 0")):
+            v = getattr(self, name)
+            if (isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating)
+                    or not np.isfinite(v) or (v <= 0 if name == "score_scale" else v < 0)):
+                raise RuleOptionError(f"option {name}={v!r} is not allowed; allowed values: {low}")
         if self.episode not in EPISODE_VALUES or not isinstance(self.episode, str):
             raise RuleOptionError(
                 f"option episode={self.episode!r} is not allowed; allowed values: 'game', 'hand'"
@@ -215,22 +231,50 @@ def end_of_hand(game: Game) -> HandEnd:
     )
 
 
-def team_rewards(hand: HandEnd, reward: str, episode_over: bool) -> tuple[float, float]:
-    """(team 0, team 1) rewards for a hand that just ended (the module docstring's scale).
+def shaped_team_rewards(margin: Any, thrown_in: Any, winner: Any, episode_over: Any,
+                        options: TableOptions) -> Any:
+    """Team 0's reward (team 1 gets its negative) for hands that just ended: THE place where a hand's
+    score becomes a reward (the module docstring's scale and shaping), for one hand or arrays of them.
 
-    ``episode_over``: this hand ends the episode (the game is over, or ``episode="hand"``); a truncated
-    episode's rewards are not computed here (it gives 0 under ``"win"``)."""
-    if hand.thrown_in:
-        return (0.0, 0.0)
-    if reward == "score":
-        d = float(hand.margin(0))
-        return (d, -d)
-    if not episode_over:
-        return (0.0, 0.0)
-    if hand.winner is not None:
-        return (1.0, -1.0) if hand.winner == 0 else (-1.0, 1.0)
-    d = float(np.sign(hand.margin(0)))  # a hand episode: the hand's winner
+    ``margin``: team 0's score change minus team 1's in the hand; ``thrown_in``: the hand was thrown in
+    (R8: reward 0); ``winner``: the team that won the game with this hand, -1 if none; ``episode_over``:
+    the hand ends the episode (the game is over, or ``episode="hand"``). A truncated episode's rewards
+    are not computed here (it gives 0 under ``"win"``). Returns a float for scalars, else a float array.
+    """
+    margin = np.asarray(margin, dtype=np.float64)
+    winner = np.asarray(winner)
+    if options.reward == "score":
+        r = margin if options.score_scale == 1 else margin * options.score_scale
+        if options.win_bonus and options.episode == "game":
+            r = r + np.where(winner >= 0, np.where(winner == 0, options.win_bonus, -options.win_bonus), 0.0)
+    else:  # "win": +-1 to the game's winner, or (a hand episode) the sign of the hand's margin
+        r = np.where(episode_over, np.where(winner >= 0, np.where(winner == 0, 1.0, -1.0), np.sign(margin)),
+                     0.0)
+    r = np.where(thrown_in, 0.0, r)
+    return float(r) if r.ndim == 0 else r
+
+
+def team_rewards(hand: HandEnd, reward: str | TableOptions, episode_over: bool) -> tuple[float, float]:
+    """(team 0, team 1) rewards for a hand that just ended: :func:`shaped_team_rewards` of one
+    :class:`HandEnd` (``reward``: the table's options, or a reward mode name for the raw scale)."""
+    options = reward if isinstance(reward, TableOptions) else TableOptions(reward=reward)
+    d = shaped_team_rewards(hand.margin(0), hand.thrown_in, -1 if hand.winner is None else hand.winner,
+                            episode_over, options)
+    if hand.thrown_in or not (episode_over or options.reward == "score"):
+        return (0.0, 0.0)  # no reward (+0.0 to both, as the trainers' digests have it)
     return (d, -d)
+
+
+def hands_exhausted(hands_dealt: Any, max_hands: int | None) -> Any:
+    """R21 ``max_hands``: whether a game that has dealt ``hands_dealt`` hands (thrown-in ones included)
+    is cut off instead of dealing another (scalars or arrays)."""
+    return (hands_dealt >= max_hands) if max_hands is not None else (np.asarray(hands_dealt) < 0)
+
+
+def cycles_exhausted(steps: Any, max_cycles: int | None) -> Any:
+    """R21 ``max_cycles``: whether a game of ``steps`` decisions (all seats) is cut off (scalars or
+    arrays)."""
+    return (steps >= max_cycles) if max_cycles is not None else (np.asarray(steps) < 0)
 
 
 def seat_rewards(team: tuple[float, float]) -> Rewards:
@@ -358,12 +402,11 @@ class Table:
             over = hand.game_over
             if not hand.thrown_in:
                 terminated = over or opts.episode == "hand"
-                rewards = seat_rewards(team_rewards(hand, opts.reward, terminated))
+                rewards = seat_rewards(team_rewards(hand, opts, terminated))
             if not terminated and not self._hands_exhausted():
                 self._deal_next()  # R8 redeal, or the next hand of a game episode
         truncated = not terminated and (
-            (opts.max_cycles is not None and self.steps >= opts.max_cycles)
-            or (game.phase == HAND_OVER and self._hands_exhausted())
+            self._cycles_exhausted() or (game.phase == HAND_OVER and self._hands_exhausted())
         )
         self.terminated = terminated
         self.truncated = truncated
@@ -383,12 +426,10 @@ class Table:
         self.next = NEXT_GAME
 
     def _hands_exhausted(self) -> bool:
-        mh = self.options.max_hands
-        return mh is not None and self.require_game().hand_number + 1 >= mh
+        return bool(hands_exhausted(self.require_game().hand_number + 1, self.options.max_hands))
 
     def _cycles_exhausted(self) -> bool:
-        mc = self.options.max_cycles
-        return mc is not None and self.steps >= mc
+        return bool(cycles_exhausted(self.steps, self.options.max_cycles))
 
     def truncated_record(self) -> bool:
         """Whether the game's record is marked truncated (R21)."""
@@ -538,7 +579,8 @@ class Lockstep:
 
 __all__ = [
     "DEFAULT_MAX_CYCLES", "EPISODE_VALUES", "REWARD_VALUES", "HandEnd", "Lockstep", "OnTable", "Step",
-    "Table",
-    "TableOptions", "add_rule_arguments", "agent_action", "end_of_hand", "parse_options", "play",
-    "play_agent", "rules_from_args", "seat_rewards", "start_agents", "team_rewards",
+    "Table", "TableOptions", "add_rule_arguments", "agent_action", "cycles_exhausted", "end_of_hand",
+    "hands_exhausted",
+    "parse_options", "play", "play_agent", "rules_from_args", "seat_rewards", "shaped_team_rewards",
+    "start_agents", "team_rewards",
 ]

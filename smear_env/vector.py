@@ -7,7 +7,10 @@ operations (a loop runs over the lanes whose hand ends, and only when recording)
 
 Contract
 --------
-``VectorGame(num_games, rules=SmearRules(), seed=0, record=False, max_hands=200)``
+``VectorGame(num_games, rules=SmearRules(), seed=0, record=False, max_hands=200, deals=None)``
+
+``seed`` is an integer 0..2**64 - 1 (anything else, a bool or a float included, is a ``ValueError``);
+``deals`` an optional :class:`VectorDealSource` that deals every hand instead of the seed's hash (below).
 
 ``to_act``
     ``(N,)`` int64, the seat to act in each lane (somebody always acts: lanes never rest in
@@ -19,10 +22,18 @@ Contract
     ``(N, 493)`` float32, identical to ``observation.encode_game(game, seat)`` (= ``encode`` of that
     seat's view); ``seats=None`` observes the seat to act in every lane, an ``(N,)`` array any seat per
     lane.
-``step(actions)``
-    ``(N,)`` action ids, one per lane. Returns a :class:`StepResult`. An illegal action in any lane
-    raises :class:`VectorIllegalActionError` (an :class:`~smear_env.game.IllegalActionError`) naming the
-    lane, the action and its legal actions; no lane moves.
+``step(actions, lanes=None)``
+    ``(N,)`` action ids, one per lane; or with ``lanes`` (increasing distinct lane indices, e.g. the
+    lanes whose seat to act belongs to some players) ``(len(lanes),)`` actions for those lanes only, the
+    others do not move. Returns a :class:`StepResult` (N rows either way). An illegal action in any
+    lane raises :class:`VectorIllegalActionError` (an :class:`~smear_env.game.IllegalActionError`)
+    naming the lane, the action and its legal actions; no lane moves.
+``new_games(lanes)``
+    abandon the games in progress in ``lanes`` and start their next games (a table's ``max_cycles``).
+``hand_bidder``, ``hand_contract``, ``hand_made``, ``hand_points``
+    ``(N,)``, ``(N,)``, ``(N,)`` bool, ``(N, 4)``: the bidder, contract, whether it was made and the team
+    that won High, Low, Jack and Game (-1 nobody) of the hand a lane scored in the latest step (valid
+    where that step's ``hand_over`` is set; for statistics without records).
 ``random_actions(rng)``
     a uniformly random legal action per lane from a ``numpy.random.Generator`` (see also
     :func:`random_actions` for any mask).
@@ -55,6 +66,10 @@ from the same hash. The reference engine plays exactly the same game from these 
 ``game.start_next_hand(deal=lane_deal(s, l, g, game.hand_number + 1)[1:])``. Records carry
 ``"seed": null`` (their deals are explicit).
 
+With ``deals=source`` (a :class:`VectorDealSource`) every hand is dealt by ``source.deals(lanes,
+games, hands)`` instead (``seed`` is then unused): e.g. the duplicate evaluator's deal sequences
+(``smear_env.evaluation.batched``), so a lane plays exactly the reference evaluator's game.
+
 Since a lane deals its next hand inside ``step``, the state at the end of a hand (its last trick on the
 table) is never observed; ``StepResult`` reports what that hand scored.
 
@@ -71,8 +86,9 @@ the 0/1 features as 512 bits per lane and unpacks them with one ``numpy.unpackbi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -117,8 +133,11 @@ from .observation import (
 
 __all__ = [
     "StepResult",
+    "VectorDealSource",
     "VectorGame",
     "VectorIllegalActionError",
+    "check_seed",
+    "deck_of",
     "lane_deal",
     "random_actions",
     "reference_game",
@@ -206,6 +225,53 @@ def _lane_keys(seed: int, lanes: np.ndarray) -> np.ndarray:
 
 _CARD_STEPS = (np.arange(1, NUM_CARDS + 1, dtype=np.uint64) * _GAMMA)[None, :]
 MAX_HANDS_LIMIT = 1 << 24
+SEED_LIMIT = 1 << 64
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as an int if it is an integer 0..2**64 - 1 (the deal hash's key), else ``ValueError``
+    naming it (a bool, float or larger integer is never coerced or masked)."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"seed must be an integer 0..2**64 - 1, not {seed!r} ({type(seed).__name__})")
+    if not 0 <= int(seed) < SEED_LIMIT:
+        raise ValueError(f"seed must be an integer 0..2**64 - 1, not {seed!r}")
+    return int(seed)
+
+
+class VectorDealSource(Protocol):
+    """Deals from outside the engine (e.g. the duplicate evaluator's deal sequences).
+
+    ``deals(lanes, games, hands)`` gets (k,) int64 arrays -- the lanes to deal, the index of the game in
+    progress in each (``VectorGame.game_index``) and the hand within that game (``hand_number``: hands
+    dealt before it, thrown-in ones included) -- and returns ``(perm, first_dealer)``: ``perm`` (k, 32)
+    the deck of each deal (cards 0-5 to seat 0, ..., 18-23 to seat 3, 24-31 the stock in order, kitty
+    first; the order within a hand does not matter) and ``first_dealer`` (k,) the game's first dealer
+    (R4, used where ``hands == 0``). Calls come in the order the engine deals (lanes ascending within a
+    call), so a source may hand out games from a queue when it sees ``hands == 0``."""
+
+    def deals(self, lanes: np.ndarray, games: np.ndarray, hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ...
+
+
+def _external_deals(source: VectorDealSource, lanes: np.ndarray, games: np.ndarray,
+                    hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    perm, dealer = source.deals(lanes, games, hands)
+    perm = np.asarray(perm, dtype=_I)
+    dealer = np.asarray(dealer, dtype=_I)
+    k = lanes.shape[0]
+    if perm.shape != (k, NUM_CARDS) or dealer.shape != (k,):
+        raise ValueError(f"deal source {source!r} returned shapes {perm.shape}, {dealer.shape}; expected "
+                         f"({k}, {NUM_CARDS}) and ({k},)")
+    if ((dealer < 0) | (dealer > 3)).any() or (np.sort(perm, axis=1) != np.arange(NUM_CARDS)).any():
+        raise ValueError(f"deal source {source!r} returned a deal that is not a permutation of the 32 cards "
+                         "or a first dealer outside 0..3")
+    return perm, dealer
+
+
+def deck_of(hands: Sequence[Sequence[int]], stock: Sequence[int]) -> list[int]:
+    """The ``perm`` row of a :class:`VectorDealSource` for a deal ``(hands, stock)`` (e.g.
+    ``DealSequence.deal(i)``): the four hands then the stock."""
+    return [c for h in hands for c in h] + list(stock)
 
 
 def _deals(lane_keys: np.ndarray, games: np.ndarray, hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -225,7 +291,7 @@ def lane_deal(seed: int, lane: int, game: int, hand: int) -> tuple[int, list[lis
     :class:`VectorGame` seeded ``seed``; ``hands`` are 4 sorted lists of 6 card ids, ``stock`` 8 card ids in
     order (the kitty first, R9). ``first_dealer`` is the game's first dealer (R4), meaningful for hand 0."""
     one = np.array([0], dtype=_I)
-    perm, dealer = _deals(_lane_keys(seed, one + lane), one + game, one + hand)
+    perm, dealer = _deals(_lane_keys(check_seed(seed), one + lane), one + game, one + hand)
     p = perm[0].tolist()
     return int(dealer[0]), [sorted(p[6 * i : 6 * i + 6]) for i in range(NUM_PLAYERS)], p[24:]
 
@@ -279,19 +345,21 @@ class VectorGame:
         seed: int = 0,
         record: bool = False,
         max_hands: int = 200,
+        deals: VectorDealSource | None = None,
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer) or num_games < 1:
             raise ValueError(f"num_games must be an integer >= 1, not {num_games!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
+        self.seed = check_seed(seed)
         if (isinstance(max_hands, bool) or not isinstance(max_hands, int | np.integer)
                 or not 1 <= max_hands < MAX_HANDS_LIMIT):
             raise ValueError(f"max_hands must be an integer 1..{MAX_HANDS_LIMIT - 1}, not {max_hands!r}")
         self.rules = rules if rules is not None else SmearRules()
         if not isinstance(self.rules, SmearRules):
             raise TypeError(f"rules must be a SmearRules, not {type(self.rules).__name__}")
+        if deals is not None and not callable(getattr(deals, "deals", None)):
+            raise TypeError(f"deals must be a VectorDealSource (with a deals() method), not {deals!r}")
         n = self.num_games = int(num_games)
-        self.seed = int(seed)
+        self.deal_source = deals
         self.max_hands = int(max_hands)
         self.recording = bool(record)
         self._k = self.rules.kitty_size
@@ -337,6 +405,11 @@ class VectorGame:
         ) = self._per_seat
         self.won = z(2)
         self.discard_order = z(3)
+        # the hand scored in the latest step of a lane (valid where that step's hand_over is set)
+        self.hand_bidder = z()
+        self.hand_contract = z()
+        self.hand_made = np.zeros(n, dtype=bool)
+        self.hand_points = z(4)  # team that won High, Low, Jack, Game (R13-R16); -1 nobody
         self._legal: tuple[np.ndarray, np.ndarray] | None = None
         # flat views of the per-seat / per-team arrays, indexed by 4 * lane + seat (2 * lane + team)
         self._hands_f = self.hands.reshape(-1)
@@ -356,7 +429,11 @@ class VectorGame:
     # -------------------------------------------------------------------------------- dealing
     def _start_hands(self, idx: np.ndarray, new_game: np.ndarray) -> None:
         """Deal the current hand of lanes ``idx`` (the first hand of a game where ``new_game``)."""
-        perm, first_dealer = _deals(self._lane_keys[idx], self.game_index[idx], self.hand_number[idx])
+        if self.deal_source is None:
+            perm, first_dealer = _deals(self._lane_keys[idx], self.game_index[idx], self.hand_number[idx])
+        else:
+            perm, first_dealer = _external_deals(self.deal_source, idx, self.game_index[idx],
+                                                 self.hand_number[idx])
         self.dealer[idx] = np.where(new_game, first_dealer, self.dealer[idx])
         hands = np.bitwise_or.reduce(np.left_shift(1, perm[:, :24]).reshape(-1, 4, 6), axis=2)
         self.hands[idx] = hands
@@ -439,19 +516,32 @@ class VectorGame:
         shift = byte << 3
         return base + shift + _SELECT_BYTE[(m >> shift) & 255, r - before]
 
-    def _check(self, actions: Any) -> np.ndarray:
+    def _check_lanes(self, lanes: Any) -> np.ndarray:
+        idx = np.asarray(lanes)
+        n = self.num_games
+        if (idx.ndim != 1 or idx.dtype.kind not in "iu" or (idx.size and (idx[0] < 0 or idx[-1] >= n))
+                or (np.diff(idx) <= 0).any()):
+            raise ValueError(f"lanes must be a 1-D integer array of distinct lanes 0..{n - 1} in increasing "
+                             f"order, got {lanes!r}")
+        return idx.astype(_I)
+
+    def _check(self, actions: Any, lanes: np.ndarray | None = None) -> np.ndarray:
         a = np.asarray(actions)
-        if a.shape != (self.num_games,):
-            raise ValueError(f"actions must have shape ({self.num_games},), got {a.shape}")
+        k = self.num_games if lanes is None else lanes.shape[0]
+        if a.shape != (k,):
+            raise ValueError(f"actions must have shape ({k},), got {a.shape}")
         if a.dtype.kind not in "iu":
             raise IllegalActionError(f"actions must be integer action ids, not dtype {a.dtype}")
         a = a.astype(_I)
         bits, base = self._legal_bits()
+        if lanes is not None:
+            bits, base = bits[lanes], base[lanes]
         d = a - base
         ok = (d >= 0) & (d < 32) & (((bits >> np.clip(d, 0, 31)) & 1) == 1)
         if not ok.all():
-            lane = int(np.flatnonzero(~ok)[0])
-            act = int(a[lane])
+            row = int(np.flatnonzero(~ok)[0])
+            act = int(a[row])
+            lane = row if lanes is None else int(lanes[row])
             legal = self.legal_actions(lane)
             names = ", ".join(f"{x} ({action_name(x)})" for x in legal)
             raise VectorIllegalActionError(
@@ -463,30 +553,45 @@ class VectorGame:
         return a
 
     # -------------------------------------------------------------------------------- step
-    def step(self, actions: Any) -> StepResult:
-        """Take one decision in every lane (see the module docstring); returns a :class:`StepResult`."""
-        a = self._check(actions)
+    def step(self, actions: Any, lanes: Any = None) -> StepResult:
+        """Take one decision in every lane, or with ``lanes`` (increasing distinct lane indices) only in
+        those: ``actions[i]`` is lane ``lanes[i]``'s; the other lanes do not move (see the module
+        docstring). Returns a :class:`StepResult` of N rows (rows of lanes not stepped are all 0 /
+        False / -1, ``scores`` their current scores)."""
+        idx = None if lanes is None else self._check_lanes(lanes)
+        a = self._check(actions, idx)
         self._legal = None
         n = self.num_games
-        phase = self.phase
-        if self.recording:
-            self._log[self._ar, self._log_len] = a
-            self._log_len += 1
-        i_play = np.flatnonzero(phase == PLAY)
-        i_bid = np.flatnonzero(phase == BIDDING)
-        i_trump = np.flatnonzero(phase == TRUMP)
-        i_disc = np.flatnonzero(phase == DISCARD)
+        if idx is None:
+            phase = self.phase
+            if self.recording:
+                self._log[self._ar, self._log_len] = a
+                self._log_len += 1
+            i_play = np.flatnonzero(phase == PLAY)
+            i_bid = np.flatnonzero(phase == BIDDING)
+            i_trump = np.flatnonzero(phase == TRUMP)
+            i_disc = np.flatnonzero(phase == DISCARD)
+            a_play, a_bid, a_trump, a_disc = a[i_play], a[i_bid], a[i_trump], a[i_disc]
+        else:
+            phase = self.phase[idx]
+            if self.recording:
+                self._log[idx, self._log_len[idx]] = a
+                self._log_len[idx] += 1
+            s_play, s_bid = np.flatnonzero(phase == PLAY), np.flatnonzero(phase == BIDDING)
+            s_trump, s_disc = np.flatnonzero(phase == TRUMP), np.flatnonzero(phase == DISCARD)
+            i_play, i_bid, i_trump, i_disc = idx[s_play], idx[s_bid], idx[s_trump], idx[s_disc]
+            a_play, a_bid, a_trump, a_disc = a[s_play], a[s_bid], a[s_trump], a[s_disc]
         thrown = np.zeros(n, dtype=bool)
         scored = np.zeros(n, dtype=bool)
         if i_bid.size:
-            self._bid(i_bid, a[i_bid], thrown)
+            self._bid(i_bid, a_bid, thrown)
         if i_trump.size:
-            self.trump[i_trump] = a[i_trump] - 4
+            self.trump[i_trump] = a_trump - 4
             self.phase[i_trump] = DISCARD
         if i_disc.size:
-            self._discard(i_disc, a[i_disc] - 8)
+            self._discard(i_disc, a_disc - 8)
         if i_play.size:
-            self._play(i_play, a[i_play] - 40, scored)
+            self._play(i_play, a_play - 40, scored)
         res = StepResult(
             hand_over=scored,
             thrown_in=thrown,
@@ -648,6 +753,10 @@ class VectorGame:
         res.score_delta[idx] = change
         res.scores[idx] = new
         res.winner[idx] = winner
+        self.hand_bidder[idx] = self.bidder[idx]
+        self.hand_contract[idx] = contract
+        self.hand_made[idx] = made
+        self.hand_points[idx] = np.stack([high, low, jack, game], axis=1)
         over = winner >= 0
         res.game_over[idx] = over
         res.reward_score[idx] = (change[:, 0] - change[:, 1]).astype(np.float32)[:, None] * _SEAT_SIGN
@@ -676,6 +785,32 @@ class VectorGame:
         # R4: the deal passes left after a scored hand; a thrown-in hand is redealt by the same dealer.
         self.dealer[idx] = (self.dealer[idx] + res.hand_over[idx]) & 3
         self._start_hands(idx, new_game)
+
+    def new_games(self, lanes: Any) -> None:
+        """Abandon the game in progress in ``lanes`` (increasing distinct lane indices) and start each
+        lane's next game (``game_index`` + 1, its first hand dealt as usual). A table uses it to cut a game
+        off mid-hand (R21 ``max_cycles``). With ``record=True`` the abandoned game is recorded as
+        truncated with the hands it completed (the hand in progress is dropped)."""
+        idx = self._check_lanes(lanes)
+        if not idx.size:
+            return
+        self._legal = None
+        if self.recording:
+            for lane in idx.tolist():
+                self._finished.append({
+                    "format": "smear-record/1",
+                    "rules": self.rules.to_dict(),
+                    "seed": None,
+                    "hands": self._hand_records[lane],
+                    "final_scores": self.scores[lane].tolist(),
+                    "winner": None,
+                    "truncated": True,
+                })
+                self._hand_records[lane] = []
+        self.hand_number[idx] = 0
+        self.game_index[idx] += 1
+        self.scores[idx] = 0
+        self._start_hands(idx, np.ones(idx.shape[0], dtype=bool))
 
     # -------------------------------------------------------------------------------- observation
     def observe(self, seats: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:

@@ -50,15 +50,27 @@ assert len(ALL_COMBINATIONS) == 128
 class Mirror:
     """Reference games for every lane of a VectorGame, advanced with the same actions."""
 
-    def __init__(self, vg: VectorGame) -> None:
+    def __init__(self, vg: VectorGame, deal=None) -> None:
         self.vg = vg
-        self.games = [reference_game(vg.rules, vg.seed, lane, 0) for lane in range(vg.num_games)]
+        # deal(lane, game, hand) -> (first dealer, hands, stock); default: the engine's own hash
+        self.deal = deal if deal is not None else (lambda lane, game, hand:
+                                                   lane_deal(vg.seed, lane, game, hand))
+        self.games = [self.new_game(lane, 0) for lane in range(vg.num_games)]
         self.game_index = [0] * vg.num_games
         self.records: list[dict] = []
 
-    def step(self, actions: np.ndarray, res) -> None:
+    def new_game(self, lane: int, game: int) -> Game:
+        dealer, hands, stock = self.deal(lane, game, 0)
+        return Game.from_deal(hands, stock, dealer, self.vg.rules)
+
+    def step(self, actions: np.ndarray, res, lanes: np.ndarray | None = None) -> None:
         vg = self.vg
-        for lane, a in enumerate(actions.tolist()):
+        lanes_l = range(vg.num_games) if lanes is None else lanes.tolist()
+        if lanes is not None:
+            still = np.setdiff1d(np.arange(vg.num_games), lanes)
+            assert not (res.hand_over[still].any() or res.thrown_in[still].any() or res.truncated[still].any()
+                        or res.reward_score[still].any())
+        for lane, a in zip(lanes_l, actions.tolist(), strict=True):
             g = self.games[lane]
             before = g.scores[:]
             g.apply(a)
@@ -89,9 +101,9 @@ class Mirror:
             if over or truncated:
                 self.records.append(g.to_record(truncated=truncated))
                 self.game_index[lane] += 1
-                self.games[lane] = reference_game(vg.rules, vg.seed, lane, self.game_index[lane])
+                self.games[lane] = self.new_game(lane, self.game_index[lane])
             else:
-                g.start_next_hand(deal=lane_deal(vg.seed, lane, self.game_index[lane], g.hand_number + 1)[1:])
+                g.start_next_hand(deal=self.deal(lane, self.game_index[lane], g.hand_number + 1)[1:])
 
     def check_state(self, other_seats: np.ndarray) -> None:
         vg = self.vg
@@ -269,3 +281,94 @@ def test_observe_into_a_given_array() -> None:
     for bad in (np.zeros((5, OBS_SIZE)), np.zeros((4, OBS_SIZE), dtype=np.float32)):
         with pytest.raises(ValueError, match="out must be"):
             vg.observe(out=bad)
+
+
+def test_stepping_a_subset_of_lanes_moves_only_those_lanes() -> None:
+    """step(actions, lanes): the lanes given play the reference game, the others do not move."""
+    rules = SmearRules(kitty_size=2, target_score=3)
+    vg = VectorGame(7, rules, seed=13, record=True, max_hands=3)
+    mirror = Mirror(vg)
+    rng = np.random.default_rng(4)
+    for i in range(260):
+        mirror.check_state(rng.integers(0, 4, 7))
+        lanes = np.flatnonzero(rng.random(7) < 0.5) if i % 5 else np.arange(7)
+        actions = vg.random_actions(rng)[lanes]
+        res = vg.step(actions, lanes)
+        mirror.step(actions, res, lanes)
+    assert vg.records() == mirror.records and len(mirror.records) >= 5
+    with pytest.raises(ValueError, match="lanes must be"):
+        vg.step(np.array([0, 0]), np.array([3, 1]))
+    with pytest.raises(ValueError, match="lanes must be"):
+        vg.step(np.array([0]), np.array([7]))
+    with pytest.raises(ValueError, match=r"actions must have shape \(2,\)"):
+        vg.step(np.array([0]), np.array([1, 2]))
+
+
+class SequenceDeals:
+    """A VectorDealSource: lane l's game g is dealt from DealSequence(seed, 100 * l + g)."""
+
+    def __init__(self, seed: int) -> None:
+        from smear_env.evaluation.duplicate import DealSequence
+
+        self.seq = lambda lane, game: DealSequence(seed, 100 * lane + game)
+
+    def deals(self, lanes, games, hands):
+        from smear_env.vector import deck_of
+
+        seqs = [self.seq(lane, g) for lane, g in zip(lanes.tolist(), games.tolist(), strict=True)]
+        perm = np.array([deck_of(*s.deal(h)) for s, h in zip(seqs, hands.tolist(), strict=True)])
+        return perm, np.array([s.first_dealer for s in seqs])
+
+    def reference(self, lane: int, game: int, hand: int):
+        s = self.seq(lane, game)
+        return (s.first_dealer, *s.deal(hand))
+
+
+def test_lanes_dealt_from_an_external_source_play_its_deals() -> None:
+    """deals=source: every hand (redeals and new games included) comes from the source, e.g. the duplicate
+    evaluator's DealSequence, and the lanes still play the reference game of those deals."""
+    source = SequenceDeals(21)
+    vg = VectorGame(5, SmearRules(target_score=2, kitty_size=1), seed=0, record=True, max_hands=3,
+                    deals=source)
+    mirror = Mirror(vg, deal=source.reference)
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        mirror.check_state(rng.integers(0, 4, 5))
+        actions = vg.random_actions(rng)
+        mirror.step(actions, vg.step(actions))
+    assert vg.records() == mirror.records and len(mirror.records) >= 5
+
+    class Bad:
+        def deals(self, lanes, games, hands):
+            return np.zeros((len(lanes), 32)), np.zeros(len(lanes))
+
+    with pytest.raises(ValueError, match="not a permutation"):
+        VectorGame(2, deals=Bad())
+    with pytest.raises(TypeError, match="VectorDealSource"):
+        VectorGame(2, deals=lambda *a: None)
+
+
+@pytest.mark.parametrize("seed", [5 + 2**64, 2**64, -1, 1.5, True, "3", None])
+def test_seed_outside_64_bits_or_not_an_integer_is_an_error(seed) -> None:
+    """Issue 20 item 13: seed=5 + 2**64 used to deal exactly the games of seed=5 (masked to 64 bits)."""
+    with pytest.raises(ValueError, match=r"seed must be an integer 0\.\.2\*\*64 - 1, not"):
+        VectorGame(2, seed=seed)
+    with pytest.raises(ValueError, match="seed must be"):
+        lane_deal(seed, 0, 0, 0)
+    assert VectorGame(1, seed=2**64 - 1).seed == 2**64 - 1
+    assert VectorGame(1, seed=np.uint64(7)).deal.tolist() == VectorGame(1, seed=7).deal.tolist()
+
+
+def test_new_games_abandons_the_game_in_progress() -> None:
+    vg = VectorGame(3, SmearRules(), seed=6, record=True)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        vg.step(vg.random_actions(rng))
+    vg.new_games(np.array([0, 2]))
+    assert vg.game_index.tolist() == [1, 0, 1] and (vg.scores[[0, 2]] == 0).all()
+    assert vg.hand_number[[0, 2]].tolist() == [0, 0]
+    g = reference_game(SmearRules(), 6, 2, 1)
+    assert vg.dealer[2] == g.dealer and vg.stock[2].tolist() == g.stock
+    recs = vg.records()
+    assert len(recs) == 2 and all(r["truncated"] and r["winner"] is None for r in recs)
+    assert all(len(r["hands"]) >= 1 for r in recs)  # 60 random steps complete a hand or two

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..game import POINT_NAMES
 from ..table import add_rule_arguments, rules_from_args
-from .duplicate import BACKENDS, DEFAULT_GAMES, DEFAULT_MAX_HANDS, run_match, run_tournament
+from .duplicate import BACKENDS, DEFAULT_GAMES, DEFAULT_MAX_HANDS, ENGINES, run_match, run_tournament
 
 
 def _pct(x: float | None) -> str:
@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--backend", choices=BACKENDS, default="local",
                     help="local: --workers processes on this machine; ray: the pairs as Ray tasks on a Ray "
                          "cluster (same results; needs ray)")
+    ap.add_argument("--engine", choices=ENGINES, default="auto",
+                    help="auto: the batched engine when both teams can be vectorised (random, heuristic, "
+                         "checkpoints), else the reference; batched / reference: force one (same results)")
     ap.add_argument("--ray-address", metavar="ADDR",
                     help="--backend ray: 'auto' or host:port of a running cluster (default: a local Ray)")
     ap.add_argument("--json", action="store_true", help="print machine-readable results to stdout")
@@ -247,6 +250,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
         if importlib.util.find_spec("ray") is None:
             ap.error('--backend ray needs ray: pip install -c constraints/rllib.txt "smear-rl[rllib]"')
+        if args.engine == "batched":
+            ap.error("--engine batched runs on --backend local")
     elif args.ray_address:
         ap.error("--ray-address is only used with --backend ray")
     tournament = args.tournament or len(args.agents) > 2
@@ -305,12 +310,13 @@ def _main(argv: Sequence[str] | None) -> int:
             if tournament:
                 res = run_tournament(args.agents, args.games, rules, args.seed, args.workers, args.max_hands,
                                      anchor=args.anchor, records=write, progress=advance,
-                                     backend=args.backend, ray_address=args.ray_address)
+                                     backend=args.backend, ray_address=args.ray_address, engine=args.engine)
                 summary = res.summary()
             else:
                 summary = run_match(args.agents[0], args.agents[1], args.games, rules, args.seed,
                                     args.workers, args.max_hands, records=write, progress=advance,
-                                    backend=args.backend, ray_address=args.ray_address).summary()
+                                    backend=args.backend, ray_address=args.ray_address,
+                                    engine=args.engine).summary()
     except BotError as e:  # a protocol bot failed: the match stops, finished games are kept
         kept = f"\nthe finished games are in {args.records}" if args.records else ""
         err.print(f"smear-eval: match stopped: {e}{kept}", markup=False, highlight=False)

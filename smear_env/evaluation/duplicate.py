@@ -42,6 +42,10 @@ from .results import TAG_BOOT, GameStats, MatchResult, TournamentResult, aggrega
 DEFAULT_MAX_HANDS = 200
 DEFAULT_GAMES = 200
 BACKENDS = ("local", "ray")
+ENGINES = ("auto", "batched", "reference")
+"""``auto``: the batched engine (:mod:`smear_env.evaluation.batched`) when both teams can be vectorised, else
+the reference (one game at a time on :class:`~smear_env.table.Table`); ``batched`` forces the batched
+engine (a team that cannot be vectorised is seated per slot); ``reference`` forces the reference."""
 _TAG_DEAL, _TAG_DEALER = 1, 2
 
 TeamSpec = str | Callable[[], Agent]
@@ -198,6 +202,7 @@ def run_match(
     progress: Callable[[int], None] | None = None,
     backend: str = "local",
     ray_address: str | None = None,
+    engine: str = "auto",
 ) -> MatchResult:
     """Duplicate match of ``games`` games (``games / 2`` pairs) between two teams.
 
@@ -207,7 +212,12 @@ def run_match(
     in order; ``progress(n)`` is called after each pair with the number of games it finished (2).
     ``backend="ray"`` plays the pairs as Ray tasks (:mod:`smear_env.evaluation.ray_backend`; ``workers``
     unused; the cluster at ``ray_address``, or a local Ray): the same result as ``"local"`` for one seed.
+    ``engine`` (:data:`ENGINES`): the batched engine plays the same games (the same result) many at a time.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r} is not allowed; allowed values: {', '.join(map(repr, ENGINES))}")
+    if engine == "batched" and backend != "local":
+        raise ValueError(f"engine 'batched' runs on backend 'local', not {backend!r}")
     if backend not in BACKENDS:
         allowed = ", ".join(map(repr, BACKENDS))
         raise ValueError(f"backend {backend!r} is not allowed; allowed values: {allowed}")
@@ -234,11 +244,28 @@ def run_match(
             progress(len(stats))
 
     workers = min(workers, n_pairs)
-    # Build the agents here first, so that a bad spec fails fast with its own error, not in a worker.
-    runner = _PairRunner(team_a, team_b, rules, seed, max_hands, want_records)
-    name_a, name_b = runner.a[0].name, runner.b[0].name
+    from . import batched
+
+    use_batched = engine == "batched" or (
+        engine == "auto" and backend == "local" and batched.batchable(team_a) and batched.batchable(team_b))
+    if use_batched:  # build the agents here first: a bad spec fails fast with its own error
+        players = (batched.batched_player(team_a, rules), batched.batched_player(team_b, rules))
+        name_a, name_b = players[0].name, players[1].name
+    else:
+        runner = _PairRunner(team_a, team_b, rules, seed, max_hands, want_records)
+        name_a, name_b = runner.a[0].name, runner.b[0].name
     try:
-        if backend == "ray":
+        if use_batched:
+            if workers == 1:
+                batched.play_pairs(team_a, team_b, rules, seed, max_hands, 0, n_pairs, want_records,
+                                   players=players, emit=take)
+            else:
+                for p in players:
+                    p.close()
+                for out in batched.run_pairs(team_a, team_b, rules, seed, max_hands, n_pairs, want_records,
+                                             workers):
+                    take(out)
+        elif backend == "ray":
             from .ray_backend import run_pairs
 
             for out in run_pairs(team_a, team_b, rules, seed, max_hands, want_records, n_pairs, ray_address):
@@ -257,6 +284,10 @@ def run_match(
         for r in getattr(e, "finished_records", None) or ():
             records(r)  # type: ignore[misc]
         raise
+    finally:
+        if use_batched and workers == 1:
+            for p in players:
+                p.close()
     scores, margins, hands, totals = aggregate(results)
     return MatchResult(
         team_a=name_a, team_b=name_b, rules=rules, seed=seed, games=games,
@@ -279,6 +310,7 @@ def run_tournament(
     n_boot: int = 500,
     backend: str = "local",
     ray_address: str | None = None,
+    engine: str = "auto",
 ) -> TournamentResult:
     """Every pair of ``players`` plays a duplicate match of ``games`` games (the same deal sequences for
     every matchup); ratings are a Bradley-Terry fit anchored at ``anchor`` (default ``random`` if
@@ -296,7 +328,7 @@ def run_tournament(
     for i in range(len(players)):
         for j in range(i + 1, len(players)):
             matches[(i, j)] = run_match(players[i], players[j], games, rules, seed, workers, max_hands,
-                                        records, progress, backend, ray_address)
+                                        records, progress, backend, ray_address, engine)
     rng = np.random.default_rng(np.random.SeedSequence([seed, TAG_BOOT, 1]))
     ratings = rate_players(players, {k: m.pair_scores for k, m in matches.items()}, rng,
                            anchor=players.index(anchor), n_boot=n_boot)
