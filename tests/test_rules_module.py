@@ -1,6 +1,6 @@
-"""smear_env.rules (R5, R10-R20, R22/R23): every function on ints equals the same function on arrays, equals a
-plain branchy statement of its rule, and equals each copy of the rule still held elsewhere (vector.py,
-agents/heuristic.py, agents/pimc.py) on many random inputs -- so that those copies can be replaced by it."""
+"""smear_env.rules (R5, R10-R20, R22/R23): every function on ints equals the same function on arrays and a
+plain branchy statement of its rule on many random inputs; the reference and the batched engine, which ask
+it, play those statements in random games."""
 
 from __future__ import annotations
 
@@ -330,32 +330,27 @@ def test_r5_deals_from_a_generator_and_as_masks():
         assert m == [sum(1 << c for c in x) for x in h] and s == s2
 
 
-# --------------------------------------------------- the copies elsewhere (for the lead's replacement)
-def test_vector_deal_hash_equals_rules():
-    from smear_env import vector as V
+# ------------------------------------------------------- the engines asking rules.py, against the spec
+def test_r5_hashed_deals_are_the_batched_engines_pinned_deals():
+    """rules.lane_keys / hashed_deals / lane_deal give the deals the batched engine dealt before they moved
+    to rules.py (digest and one deal taken from vector.py's own copy of the hash)."""
+    import hashlib
 
     rng = _rng(12)
     lanes = rng.integers(0, 1000, 200)
     games, hands = rng.integers(0, 1 << 20, 200), rng.integers(0, 300, 200)
-    for seed in (0, 7, 2**40 + 3):
-        keys = V._lane_keys(seed, lanes)
-        assert np.array_equal(keys, R.lane_keys(seed, lanes))
-        for a, b in zip(V._deals(keys, games, hands), R.hashed_deals(keys, games, hands), strict=True):
-            assert np.array_equal(a, b)
-        for i in range(5):
-            args = (seed, int(lanes[i]), int(games[i]), int(hands[i]))
-            assert V.lane_deal(*args) == R.lane_deal(*args)
-    z = rng.integers(0, 2**63, 100, dtype=np.uint64)
-    assert np.array_equal(V._mix(z), R.mix64(z))
+    h = hashlib.sha256()
+    for seed in (0, 7, 2**40 + 3, 2**64 - 1):
+        perm, dealer = R.hashed_deals(R.lane_keys(seed, lanes), games, hands)
+        assert (np.sort(perm, axis=1) == np.arange(32)).all() and ((dealer >= 0) & (dealer < 4)).all()
+        h.update(perm.astype("<i8").tobytes())
+        h.update(dealer.astype("<i8").tobytes())
+    assert h.hexdigest()[:16] == "4f9ab4c1a6b35394"
+    hands = [[7, 19, 21, 24, 28, 31], [0, 3, 4, 13, 16, 29], [5, 8, 12, 25, 27, 30], [2, 10, 15, 17, 18, 22]]
+    assert R.lane_deal(5, 3, 2, 1) == (0, hands, [26, 6, 23, 9, 14, 11, 1, 20])
+    from smear_env.vector import lane_deal
 
-
-def test_vector_game_point_table_equals_rules():
-    from smear_env import vector as V
-
-    masks = _masks(_rng(13), N)
-    assert np.array_equal(V._GP_BYTE, np.array(R.GAME_POINTS_BY_BYTE))
-    assert np.array_equal(V._game_points(masks), R.game_points(masks))
-    assert np.array_equal(V._HIGH_BIT_MASK, np.array(R.HIGH_BIT_BY_BYTE))
+    assert lane_deal(5, 3, 2, 1) == R.lane_deal(5, 3, 2, 1)
 
 
 def _vector_games(rules: SmearRules, n: int, seed: int):
@@ -365,9 +360,9 @@ def _vector_games(rules: SmearRules, n: int, seed: int):
 
 
 @pytest.mark.parametrize("kitty", [0, 3])
-def test_vector_legal_bits_equal_rules(kitty):
-    """vector._legal_bits (R10, R11, R12) on the states of random play equals rules.playable / discard_pool /
-    suits_held on the same arrays."""
+def test_vector_legal_bits_equal_the_spec(kitty):
+    """vector._legal_bits (R10, R11, R12) on the states of random play equals the plain statements of
+    playable cards, the discard pool and the trump choices."""
     from smear_env.game import DISCARD, PLAY, TRUMP
 
     vg = _vector_games(SmearRules(kitty_size=kitty), 64, seed=kitty)
@@ -376,13 +371,16 @@ def test_vector_legal_bits_equal_rules(kitty):
     for _ in range(150):
         bits, base = vg._legal_bits()
         hand = vg.hands[np.arange(64), vg.to_act]
-        play = vg.phase == PLAY
-        want = R.playable(hand, vg.led, vg.trump, vg.tricks_done == 0)
-        assert np.array_equal(bits[play], want[play]) and (base[play] == 40).all()
-        disc = vg.phase == DISCARD
-        assert np.array_equal(bits[disc], R.discard_pool(hand, vg.trump)[disc])
-        tr = vg.phase == TRUMP
-        assert np.array_equal(bits[tr], (R.suits_held(hand) << 4)[tr])
+        for i in range(64):
+            h, t, ph = int(hand[i]), int(vg.trump[i]), int(vg.phase[i])
+            if ph == PLAY:
+                want = _spec_playable(h, int(vg.led[i]), t, int(vg.tricks_done[i]) == 0)
+                assert (int(bits[i]), int(base[i])) == (want, 40)
+            elif ph == DISCARD:
+                assert (int(bits[i]), int(base[i])) == (h & ~SUIT_MASKS[t] or h, 8)
+            elif ph == TRUMP:
+                want = sum(1 << (4 + s) for s in range(4) if h & SUIT_MASKS[s])
+                assert (int(bits[i]), int(base[i])) == (want, 0)
         seen |= set(vg.phase.tolist())
         vg.step(vg.random_actions(rng))
     assert PLAY in seen and (kitty == 0 or DISCARD in seen)
@@ -390,9 +388,9 @@ def test_vector_legal_bits_equal_rules(kitty):
 
 @pytest.mark.parametrize("rules", _all_rules()[::3], ids=lambda r: f"{r.high_low}-{r.game_point_tie}-"
                          f"{int(r.win_requires_bid)}{int(r.cap_defenders)}-{r.target_score}")
-def test_vector_score_and_trick_winner_equal_rules(rules, monkeypatch):
-    """vector._score (R13-R20) equals rules.score_hand on the arrays it scores; vector._play's trick winner
-    (R12) equals rules.trick_winner of the trick stored by seat."""
+def test_vector_score_and_trick_winner_equal_the_spec(rules, monkeypatch):
+    """vector._score (R13-R20) equals the plain statement of the scoring on the arrays it scores;
+    vector._play's trick winner (R12) equals the plain statement on the trick in play order."""
     from smear_env.vector import VectorGame
 
     checked = {"hands": 0, "tricks": 0}
@@ -400,13 +398,18 @@ def test_vector_score_and_trick_winner_equal_rules(rules, monkeypatch):
 
     def wrapped(self, idx, res):
         pb = self.played_by[idx]
-        sc = R.score_hand(self.rules, self.trump[idx], pb[:, 0] | pb[:, 2], pb[:, 1] | pb[:, 3],
-                          self.won[idx, 0], self.won[idx, 1], self.discards[idx], self.bidder[idx] & 1,
-                          self.high_bid[idx], self.scores[idx, 0], self.scores[idx, 1])
+        args = [a.tolist() for a in (self.trump[idx], pb[:, 0] | pb[:, 2], pb[:, 1] | pb[:, 3],
+                                     self.won[idx, 0], self.won[idx, 1], self.discards[idx],
+                                     self.bidder[idx] & 1, self.high_bid[idx], self.scores[idx, 0],
+                                     self.scores[idx, 1])]
         orig(self, idx, res)
-        assert np.array_equal(res.score_delta[idx], np.stack(sc.change, axis=1))
-        assert np.array_equal(res.scores[idx], np.stack(sc.scores, axis=1))
-        assert np.array_equal(res.winner[idx], sc.winner)
+        for i, lane in enumerate(idx.tolist()):
+            want = _spec_score(self.rules, *(a[i] for a in args))
+            assert tuple(res.score_delta[lane].tolist()) == want[6]
+            assert tuple(res.scores[lane].tolist()) == want[7]
+            assert int(res.winner[lane]) == want[8]
+            assert tuple(self.hand_points[lane].tolist()) == want[:4]
+            assert bool(self.hand_made[lane]) == want[5]
         checked["hands"] += len(idx)
 
     monkeypatch.setattr(VectorGame, "_score", wrapped)
@@ -414,15 +417,17 @@ def test_vector_score_and_trick_winner_equal_rules(rules, monkeypatch):
     rng = _rng(15)
     for _ in range(400):
         last = (vg.phase == 3) & (vg.trick_len == 3) & (vg.tricks_done < 5)
-        trick, led, trump = vg.trick.copy(), vg.led.copy(), vg.trump.copy()
+        trick, leader, trump = vg.trick.copy(), vg.leader.copy(), vg.trump.copy()
         acts = vg.random_actions(rng)
         seat = vg.to_act.copy()
         vg.step(acts)
-        if last.any():
-            full = trick[last]
-            full[np.arange(int(last.sum())), seat[last]] = acts[last] - 40
-            assert np.array_equal(vg.to_act[last], R.trick_winner(full, trump[last], led[last]))
-            checked["tricks"] += int(last.sum())
+        for lane in np.flatnonzero(last).tolist():
+            by_seat = trick[lane].tolist()
+            by_seat[seat[lane]] = int(acts[lane]) - 40
+            ld = int(leader[lane])
+            in_order = [by_seat[(ld + k) % 4] for k in range(4)]
+            assert int(vg.to_act[lane]) == (ld + _spec_winner(in_order, int(trump[lane]))) % 4
+            checked["tricks"] += 1
     assert checked["hands"] > 50 and checked["tricks"] > 200
 
 

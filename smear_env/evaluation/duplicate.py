@@ -34,7 +34,8 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..config import SmearRules
-from ..game import NUM_PLAYERS, shuffled_deal
+from ..game import NUM_PLAYERS
+from ..rules import shuffled_deal
 from ..stats import rate_players
 from ..table import Table, TableOptions, play, start_agents
 from .results import TAG_BOOT, GameStats, MatchResult, TournamentResult, aggregate, game_stats
