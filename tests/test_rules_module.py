@@ -500,13 +500,9 @@ def test_differences_from_names_changed_and_unknown_options():
     assert rules.differences_from({}) == ["kitty_size"]
 
 
-def test_old_import_paths_still_work():
-    from smear_env import cards
+def test_deals_reexported_by_game_are_the_rules_functions():
     from smear_env.game import deal_from, shuffled_deal
 
-    assert cards.game_points is R.game_points and cards.RANK_GAME_VALUE is R.RANK_GAME_VALUE
     assert deal_from is R.deal_from and shuffled_deal is R.shuffled_deal
-    with pytest.raises(AttributeError, match="nope"):
-        cards.nope  # noqa: B018
     with pytest.raises(RuleOptionError):
         SmearRules(high_low="x")
