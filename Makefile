@@ -136,6 +136,8 @@ test-frameworks: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
 
 examples: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
 	$(BIN)/python examples/sb3_maskable_ppo.py --steps 2048
+	$(BIN)/python examples/sb3_vector.py --steps 20000
+	$(BIN)/python examples/cleanrl_ppo_vector.py --steps 20000
 	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
 	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 1 --games 10
 

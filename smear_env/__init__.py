@@ -11,7 +11,9 @@ otherwise as soon as it is. Older PettingZoo without a registry is left alone.
 In the same way it registers the single-seat Gymnasium env as ``smear_env/SmearSingleSeat-v0`` in
 Gymnasium's registry (``gymnasium.make("smear_env/SmearSingleSeat-v0", opponents="heuristic")``; the
 factory is :func:`smear_env.single_seat.make_env`). Without importing ``smear_env`` first, Gymnasium's
-module prefix does it: ``gymnasium.make("smear_env:smear_env/SmearSingleSeat-v0")``.
+module prefix does it: ``gymnasium.make("smear_env:smear_env/SmearSingleSeat-v0")``. Its vector entry point
+is :func:`smear_env.vector_env.make_vector_env` (``gymnasium.make_vec("smear_env/SmearSingleSeat-v0",
+num_envs=N)``: N games on the batched engine, :class:`smear_env.vector_env.SmearVectorEnv`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ ENV_IDS = ("smear/smear_v0", "smear_v0")
 _ENTRY_POINT = "smear_env.env:env"
 GYM_ENV_ID = "smear_env/SmearSingleSeat-v0"
 _GYM_ENTRY_POINT = "smear_env.single_seat:make_env"
+_GYM_VECTOR_ENTRY_POINT = "smear_env.vector_env:make_vector_env"
 
 
 def register_pettingzoo(pettingzoo_module: Any | None = None) -> bool:
@@ -54,7 +57,7 @@ def register_gymnasium(gymnasium_module: Any | None = None) -> bool:
     if gym is None:
         import gymnasium as gym
     if GYM_ENV_ID not in gym.registry:
-        gym.register(id=GYM_ENV_ID, entry_point=_GYM_ENTRY_POINT)
+        gym.register(id=GYM_ENV_ID, entry_point=_GYM_ENTRY_POINT, vector_entry_point=_GYM_VECTOR_ENTRY_POINT)
     return True
 
 

@@ -121,15 +121,76 @@ def test_every_rule_option_is_a_flag():
 
 
 @pytest.mark.skipif(shipped_agent_path() is None, reason="the shipped checkpoint is not in this checkout")
-def test_hints_give_the_shipped_agents_probabilities():
+def test_hints_give_the_shipped_agents_probability_and_a_worth_per_move():
     rules = SmearRules()
     g = Game(rules, seed=4)
-    hints = Hinter([shipped_agent_path(), "heuristic"], rules, seed=0).hint(g, g.current_player)
-    probs = hints[0]["probabilities"]
-    assert abs(sum(p["p"] for p in probs) - 1) < 1e-3
-    assert {p["id"] for p in probs} == set(g.legal_actions())
-    assert hints[0]["id"] == probs[0]["id"]  # greedy: the most probable move
-    assert hints[1]["probabilities"] is None and hints[1]["id"] in g.legal_actions()
+    h = Hinter(["default", "heuristic"], rules, seed=0).hint(g, g.current_player, np.random.default_rng(1))
+    moves = h["moves"]
+    assert h["probability_from"] == "default"
+    assert [a["agent"] for a in h["agents"]] == ["default", "heuristic"]
+    assert abs(sum(m["p"] for m in moves) - 1) < 1e-3
+    assert {m["id"] for m in moves} == set(g.legal_actions())
+    best = max(moves, key=lambda m: m["p"])
+    assert h["agents"][0]["id"] == best["id"] and "default" in best["chosen_by"]  # greedy: the most probable
+    assert [m["value"] for m in moves] == sorted((m["value"] for m in moves), reverse=True)
+    again = Hinter(["default", "heuristic"], rules, seed=0).hint(g, g.current_player,
+                                                                np.random.default_rng(1))
+    assert again == h  # the same generator, the same hint
+
+
+def test_hint_under_other_rules_falls_back_like_a_seat_and_says_why():
+    rules = SmearRules(target_score=11, kitty_size=1)
+    g = Game(rules, seed=4)
+    hinter = Hinter(["default", "pimc"], rules, seed=0)
+    assert hinter.specs == ["heuristic", "pimc"]
+    assert "plays only the rules it was trained on" in hinter.notes[0]
+    h = hinter.hint(g, g.current_player)
+    assert h["probability_from"] is None
+    assert all(m["p"] is None and m["value"] is not None for m in h["moves"])
+
+
+def test_the_terminal_hint_is_a_table_and_names_agents_by_their_shipped_name():
+    from smear_env.play.cli import hint_markup
+
+    rules = SmearRules()
+    g = Game(rules, seed=4)
+    out = io.StringIO()
+    Console(file=out, width=120, highlight=False).print(
+        hint_markup(Hinter(["default", "pimc"], rules, seed=0).hint(g, g.current_player)))
+    text = out.getvalue()
+    assert "hint: default would" in text and "worth" in text and ".safetensors" not in text
+    assert "/" not in text.split("worth:")[0]
+
+
+def test_an_illegal_card_names_the_rule_and_the_legal_moves_with_suit_symbols():
+    g = Game.from_deal([h.split() for h in ["AH KH QH JH TH 9S", "AS KS QS JS TS 9H", "AD KD QD JD TD 9D",
+                                            "AC KC QC JC TC 9C"]], "7H 8H 7S 8S 7D 8D 7C 8C".split(), 3,
+                       SmearRules(kitty_size=0), seed=0)
+    g.apply(3)  # seat 0 bids 4 and leads
+    g.apply(40 + 2 * 8 + 7)  # A♥ led: hearts are trump (kitty 0, R10)
+    v = seat_view_of(g, 1)
+    with pytest.raises(ValueError) as e:
+        parse_move("AS", v, g)
+    msg = str(e.value)
+    assert "trump (♥) was led: you hold trump, so you must play trump (R12)" in msg
+    assert "Legal moves: 1) play 9♥" in msg
+
+
+def test_the_end_of_a_hand_names_the_cards_and_players_and_grammar():
+    from smear_env.play.cli import SeatNames, result_markup
+    from smear_env.play.explain import point_details
+
+    s = Session([None, make_agent("heuristic"), make_agent("heuristic"), make_agent("heuristic")],
+                SmearRules(target_score=30), seed=3)
+    s.advance()
+    for _ in range(60):
+        if s.hand_over or s.over:
+            break
+        s.act(0, s.game.legal_actions()[0])
+    v = s.view(0)
+    text = result_markup(v, SeatNames(0, s.names), point_details(s.game))
+    assert " a bid of " in text and "Score change:" in text and "played by" in text
+    assert "the 3 bid" not in text and "the 2 bid" not in text
 
 
 def test_a_failing_bot_stops_smear_play_by_name_and_the_game_is_saved(tmp_path):

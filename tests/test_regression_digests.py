@@ -165,3 +165,23 @@ def test_in_training_evaluation():
     r = evaluate_policy(policy, "heuristic", SmearRules(target_score=5), games=4, seed=2)
     r = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()}
     assert _digest(r) == "4daaf898770a8212"
+
+
+@pytest.mark.parametrize(("episode", "reward", "pin"), [
+    ("hand", "score", "cef3a1b1cf68bd65"),
+    ("game", "score", "8a2f6dc54873d666"),
+])
+def test_vector_ppo_collector_batch(episode, reward, pin):
+    """vector_ppo's first rollout batch for a fixed seed (through the batched table, heuristic and random
+    opponents, the table's shaped rewards)."""
+    torch = pytest.importorskip("torch")
+    from training.algorithms.vector_ppo import VectorPPOTrainer
+
+    torch.manual_seed(0)
+    cfg = _tiny_cfg("algorithm.name=vector_ppo", f"env.episode={episode}", f"env.reward={reward}",
+                    "env.win_bonus=0.5", "n_envs=4",
+                    "selfplay.opponents={self: 0.5, heuristic: 0.3, random: 0.2}")
+    tr = VectorPPOTrainer(cfg, np.random.default_rng(0))
+    batch = tr.collect(250)
+    ret = np.round(batch["ret"].astype(np.float64), 4)
+    assert _digest(batch["obs"], batch["mask"], batch["act"], ret) == pin

@@ -101,46 +101,88 @@ def test_vector_ppo_trains_resumes_and_plays_with_numpy(tmp_path):
 
 
 def test_heuristic_opponent_seats_play_the_heuristic():
-    """selfplay.opponents heuristic: the opponent team of those games is HeuristicAgent on each seat's own
-    view (decode_batch of the lane's observation), so every opponent decision equals the heuristic's; the
-    learner's decisions are the only ones stored."""
+    """selfplay.opponents heuristic: the opponent team of every game is make_batched_agent("heuristic") at the
+    batched table, so every opponent decision equals HeuristicAgent's on that seat's own view; the learner's
+    decisions are the only ones stored (one per lane per collect step)."""
+    from smear_env.agents.batched import make_batched_agent
     from smear_env.agents.heuristic import HeuristicAgent
     from smear_env.observation import decode
-    from training.algorithms import vector_ppo as vp
 
     tr = _trainer("selfplay.opponents={self: 0, random: 0, heuristic: 1}", "rules.target_score=5")
-    assert (tr.lane_kind == vp.HEUR).all()
-    seen, real_step = [], tr.vg.step
+    heur = tr.players[2]
+    assert len(tr.players) == 3 and type(heur) is type(make_batched_agent("heuristic", tr.rules))
+    team = tr.learner_team
+    seating = tr.table.seating
+    ar = np.arange(tr.cfg.n_envs)
+    assert (seating[ar, team] == 0).all() and (seating[ar, team + 2] == 0).all()
+    assert (seating[ar, 1 - team] == 2).all() and (seating[ar, 3 - team] == 2).all()
     h = HeuristicAgent(tr.rules)
+    seen: list[bool] = []
+    real = heur.act_batch
+
+    def act_batch(obs, mask, slots):
+        out = real(obs, mask, slots)
+        for i in range(len(slots)):
+            legal = tuple(np.flatnonzero(mask[i]).tolist())
+            seen.append(int(out[i]) == h._choose(decode(obs[i], mask[i]), legal))
+        return out
+
+    heur.act_batch = act_batch
+    steps = []
+    real_step = tr.table.step
 
     def step(actions):
-        seat = tr.vg.to_act
-        obs, mask = tr.vg.observe(), tr.vg.legal_mask()
-        for lane in np.flatnonzero(tr.ctrl[np.arange(len(seat)), seat] == vp.HEUR).tolist():
-            seen.append(int(actions[lane]) == h._choose(decode(obs[lane], mask[lane]),
-                                                        tuple(np.flatnonzero(mask[lane]).tolist())))
+        steps.append(len(actions))
         return real_step(actions)
 
-    tr.vg.step = step
+    tr.table.step = step
     batch = tr.collect(512)
     assert len(seen) > 400 and all(seen)
-    assert len(batch["act"]) >= 512
-    assert tr._stats.get("win_heuristic_n", 0) >= 0 and tr._stats["hands"] > 0
+    assert len(batch["act"]) + tr.n == sum(steps)  # only the learner's decisions are stored
+    assert tr._stats["hands"] > 0 and tr._stats.get("win_heuristic_n", 0) >= 0
+
+
+def test_any_agent_spec_is_an_opponent():
+    """No list of allowed opponents: a checkpoint (the shipped default, batched: one forward for all rows) and
+    pimc (row by row) are accepted by the config and seated at the batched table; the checkpoint games run."""
+    from smear_env.agents.batched import BatchedCheckpointAgent, PerSlotAgent
+    from training.algorithms.vector_ppo import VectorPPOTrainer
+
+    cfg = load_config(QUICK, ["algorithm.name=vector_ppo", "selfplay.opponents={self: 0.5, pimc: 0.5}"],
+                      "tiny")
+    players = VectorPPOTrainer(cfg, np.random.default_rng(0)).players
+    assert [type(p).__name__ for p in players if isinstance(p, PerSlotAgent)] == ["PerSlotAgent"]
+    tr = _trainer("selfplay.opponents={self: 0.5, random: 0, heuristic: 0, default: 0.5}")
+    assert len(tr.players) == 3 and isinstance(tr.players[2], BatchedCheckpointAgent)
+    assert (tr.table.seating == 2).any()
+    batch = tr.collect(300)
+    assert len(batch["act"]) >= 300 and batch["mask"][np.arange(len(batch["act"])), batch["act"]].all()
+
+
+def test_max_cycles_truncates_games_with_the_table_meaning():
+    """env.max_cycles is the table's R21 limit (decisions of all seats in a game), not a hand count: with 40
+    decisions and an 11-point game no game can finish, so every game episode ends truncated with no win reward
+    (return 0) or is cut at the rollout's end (the bootstrap value 0.3); no game runs past 40 decisions."""
+    tr = _trainer("env.episode=game", "env.reward=win", "env.max_cycles=40",
+                  "selfplay.opponents={self: 0.5, random: 0.5}")
+    with torch.no_grad():
+        tr.policy.vf_head.weight.zero_()
+        tr.policy.vf_head.bias.fill_(0.3)
+    seen: set[float] = set()
+    for _ in range(2):
+        batch = tr.collect(400)
+        seen |= set(np.round(batch["ret"].astype(np.float64), 4).tolist())
+        assert (tr.table.game_steps < 40).all()
+    assert seen == {0.0, 0.3}
 
 
 def test_vector_ppo_config_errors():
-    from training.algorithms.vector_ppo import VectorPPOTrainer
-
-    with pytest.raises(ConfigError, match="'pimc' not available with algorithm 'vector_ppo'"):
-        load_config(QUICK, ["algorithm.name=vector_ppo", "selfplay.opponents.pimc=0.1"], "tiny")
-    cfg = load_config(QUICK, ["algorithm.name=vector_ppo"], "tiny")
-    cfg.selfplay.opponents["pimc"] = 0.5  # built without validation: the trainer refuses it too
-    with pytest.raises(ConfigError, match="'pimc' not available"):
-        VectorPPOTrainer(cfg, np.random.default_rng(0))
     with pytest.raises(ConfigError, match="env.score_scale"):
         load_config(QUICK, [*VEC, "env.score_scale=0"])
     with pytest.raises(ConfigError, match="network.shared_trunk"):
         load_config(QUICK, ["algorithm.name=ppo"])  # the quickstart's network has a shared trunk
+    with pytest.raises(ConfigError, match="selfplay.opponents"):
+        load_config(QUICK, ["algorithm.name=vector_ppo", "selfplay.opponents={nosuchagent: 1}"], "tiny")
     assert load_config(QUICK, ["env.score_scale=1.0"]).env.score_scale == 1.0  # every algorithm reads it
 
 

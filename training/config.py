@@ -60,7 +60,7 @@ class AlgorithmConfig:
     lock-step and learns from every seat the learner plays -- all four in pure self-play), "maskable_ppo"
     (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env), "vector_ppo"
     (the same PPO update, collecting on the batched engine smear_env.vector: every lane stepped as arrays,
-    opponents self/snapshot/random) or "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four
+    opponents self/snapshot/a spec) or "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four
     seats in self-play, sampling on Ray workers: see the ray section; needs pip install "smear-rl[rllib]")."""
     learning_rate: float = 3.0e-4
     """Adam learning rate (start value when anneal_lr)."""
@@ -171,8 +171,8 @@ class ImitationConfig:
     workers: int = 2
     """Processes that record teacher games (not used with ``batched``)."""
     batched: bool = False
-    """Record the teacher on the batched engine in the training process (teacher "heuristic" or "random"
-    only; about 3x faster than two worker processes) instead of ``workers`` processes of table games."""
+    """Record the teacher on the batched table in the training process (any teacher spec; about 3x faster
+    than two worker processes for the heuristic) instead of ``workers`` processes of table games."""
 
 
 @dataclass
@@ -573,20 +573,6 @@ def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
         raise ConfigError(f"config key {key!r}: {text if len(text) <= 500 else text[:497] + '...'}") from None
 
 
-VECTOR_OPPONENTS = ("self", "snapshot", "random", "heuristic")
-"""Opponents ``vector_ppo`` can seat (batched); others must have probability 0."""
-
-
-def check_vector_opponents(cfg: TrainConfig) -> None:
-    """Raise ConfigError naming the opponents ``vector_ppo`` cannot seat."""
-    bad = [k for k, p in cfg.selfplay.opponents.items() if k not in VECTOR_OPPONENTS and p > 0]
-    if bad:
-        raise ConfigError(
-            f"config key 'selfplay.opponents': {', '.join(map(repr, bad))} not available with algorithm "
-            f"'vector_ppo' (allowed: {', '.join(map(repr, VECTOR_OPPONENTS))})"
-        )
-
-
 def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks."""
     if cfg.env.reward == "win" and cfg.env.episode != "game":
@@ -594,11 +580,8 @@ def validate(cfg: TrainConfig) -> TrainConfig:
     if cfg.network.suit_canonical and cfg.algorithm.name not in ("ppo", "vector_ppo"):
         raise ConfigError(f"config key 'network.suit_canonical': algorithm {cfg.algorithm.name!r} does not "
                           f"support it (allowed with: 'ppo', 'vector_ppo')")
-    if cfg.algorithm.name != "vector_ppo":
-        if cfg.network.shared_trunk:
-            raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
-    else:
-        check_vector_opponents(cfg)
+    if cfg.algorithm.name != "vector_ppo" and cfg.network.shared_trunk:
+        raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
     if not cfg.selfplay.opponents:
         raise ConfigError("config key 'selfplay.opponents': needs at least one opponent")
     for k, p in cfg.selfplay.opponents.items():
@@ -611,10 +594,6 @@ def validate(cfg: TrainConfig) -> TrainConfig:
             check_agent_spec(k, f"selfplay.opponents.{k}", cfg.rules)
     if cfg.imitation.teacher is not None:
         check_agent_spec(cfg.imitation.teacher, "imitation.teacher", cfg.rules)
-        if cfg.imitation.batched and cfg.imitation.teacher not in ("heuristic", "random"):
-            raise ConfigError(f"config key 'imitation.batched': teacher {cfg.imitation.teacher!r} cannot "
-                              f"play on the batched engine (allowed: 'heuristic', 'random'); "
-                              f"set batched: false")
         if cfg.init_from is not None:
             raise ConfigError("config keys 'init_from' and 'imitation.teacher': choose one warm start "
                               "(set imitation.teacher: null to start from the checkpoint)")

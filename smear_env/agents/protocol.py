@@ -2,31 +2,36 @@
 the line-based JSON protocol ``smear-bot/1`` (docs/PROTOCOL.md).
 
 Agent spec: ``cmd:<command line>`` (split like a shell would, no shell is run), with options
-``cmd[timeout=5,startup_timeout=20]:<command line>``. The process is started at the first game and kept
-for the following ones. It receives, one JSON object per line on its stdin, only what its seat may know:
+``cmd[timeout=5,startup_timeout=20]:<command line>`` (seconds, finite, > 0 and at most
+:data:`MAX_TIMEOUT`). The process is started at the first game and kept for the following ones, in a
+process group of its own (:mod:`smear_env.agents.supervisor`). It receives, one JSON object per line on its
+stdin, only what its seat may know:
 
 * ``{"type": "start_game", "protocol": "smear-bot/1", "seat": s, "rules": {...}, "seed": n}`` (no answer);
-* ``{"type": "act", "view": <smear-seat-view/1>}`` -- answer one line: ``{"action": <id>}`` (or the bare id);
-* ``{"type": "quit"}`` when the host is done (then stdin is closed; the bot should exit).
+* ``{"type": "act", "id": k, "view": <smear-seat-view/1>}`` -- answer one line: ``{"action": <id>}`` (or
+  ``{"action": <id>, "id": k}``, then checked against the request, or the bare action id);
+* ``{"type": "quit"}`` when the host is done (then stdin is closed; the bot has :data:`CLOSE_GRACE`
+  seconds to exit before its process group is killed).
 
-A bot that exits, does not answer within ``timeout`` seconds (``startup_timeout`` for its first answer),
-answers something that is not an action id, or answers an illegal action raises :class:`BotError` naming
-the bot, its seat and what went wrong (with the last lines it wrote to stderr); the process is killed.
-The host decides what that means: ``smear-eval`` stops the match, ``smear-play`` and ``smear-serve`` stop
-the game (docs/PROTOCOL.md).
+A bot that exits, closes a pipe, does not answer within ``timeout`` seconds (``startup_timeout`` for its
+first answer), writes anything it was not asked for (an answer before the request, a second answer, an
+answer to another request id), a line over 64 KiB, something that is not an action id, or an illegal
+action raises :class:`BotError` naming the bot, its seat and what went wrong (with the last lines it wrote to
+stderr); its process group is killed. The host decides what that means: ``smear-eval`` stops the match,
+``smear-play`` and ``smear-serve`` stop the game (docs/PROTOCOL.md).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import queue
 import shlex
 import shutil
-import subprocess
 import threading
+import time
 import weakref
-from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -35,12 +40,17 @@ from ..actions import action_name
 from ..config import SmearRules
 from ..infoset import PlayerView
 from ..seat_view import absolute_view, seat_view
+from .supervisor import CLOSE_GRACE, MAX_LINE, BotIOError, BotProcess, close_all, describe_status
 
 PROTOCOL = "smear-bot/1"
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP_TIMEOUT = 30.0
-_STDERR_LINES = 20
-_MAX_LINE = 1 << 16
+MAX_TIMEOUT = 3600.0
+"""The largest ``timeout`` / ``startup_timeout`` accepted, in seconds."""
+TIMEOUT_OPTIONS = ("timeout", "startup_timeout")
+_QUIT = b'{"type":"quit"}\n'
+_EXIT_WAIT = 1.0  # after a pipe closes: how long to wait for the exit status before saying "still running"
+_SHOWN = 200
 
 
 class BotError(RuntimeError):
@@ -55,14 +65,35 @@ class BotError(RuntimeError):
         return (BotError, (str(self), self.bot, self.seat), dict(self.__dict__))
 
 
+def check_timeout(name: str, value: Any, spec: str | None = None) -> float:
+    """``value`` as seconds if it is a finite number with 0 < value <= :data:`MAX_TIMEOUT`, else
+    ``ValueError`` naming the option, the value and the allowed range."""
+    where = f"bot spec {spec!r}: " if spec is not None else ""
+    ok = not isinstance(value, bool) and isinstance(value, int | float)
+    if ok:
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int too large for a float
+            ok = False
+        else:
+            ok = math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT
+    if not ok:
+        raise ValueError(f"{where}{name} must be a number of seconds > 0 and <= {MAX_TIMEOUT:g}, "
+                         f"not {value!r}")
+    return seconds
+
+
 def parse_cmd_spec(spec: str) -> tuple[list[str], dict[str, Any]]:
-    """``"cmd[timeout=5]:python bot.py"`` -> (``["python", "bot.py"]``, ``{"timeout": 5}``); ValueError
-    on anything malformed (an unknown option, an empty command, a program not found)."""
+    """``"cmd[timeout=5]:python bot.py"`` -> (``["python", "bot.py"]``, ``{"timeout": 5.0}``); ValueError
+    on anything malformed (an unknown option, a timeout out of range, an empty command, a program not
+    found)."""
     from .registry import parse_options
 
     text = spec.strip()
     if not text.startswith("cmd"):
         raise ValueError(f"bot spec {spec!r} does not start with 'cmd:' or 'cmd[...]:'")
+    if "\x00" in text:
+        raise ValueError(f"bot spec {spec!r}: a command line cannot hold a NUL character")
     rest = text[3:]
     options: dict[str, Any] = {}
     if rest.startswith("["):
@@ -74,12 +105,11 @@ def parse_cmd_spec(spec: str) -> tuple[list[str], dict[str, Any]]:
     if not rest.startswith(":"):
         raise ValueError(f"bot spec {spec!r}: expected ':' then the command line, e.g. 'cmd:python bot.py'")
     for key, value in options.items():
-        if key not in ("timeout", "startup_timeout"):
+        if key not in TIMEOUT_OPTIONS:
             raise ValueError(
-                f"bot spec {spec!r}: unknown option {key!r}; valid options: timeout, startup_timeout"
+                f"bot spec {spec!r}: unknown option {key!r}; valid options: {', '.join(TIMEOUT_OPTIONS)}"
             )
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ValueError(f"bot spec {spec!r}: {key} must be a number of seconds > 0, not {value!r}")
+        options[key] = check_timeout(key, value, spec)
     try:
         argv = shlex.split(rest[1:])
     except ValueError as e:
@@ -91,9 +121,29 @@ def parse_cmd_spec(spec: str) -> tuple[list[str], dict[str, Any]]:
     return argv, options
 
 
+def _shown(data: bytes | str) -> str:
+    """A bot's output for an error message: its repr (control characters escaped), cut at 200 chars."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    cut = data[:_SHOWN]
+    text = repr(cut)
+    return text + ("..." if len(data) > _SHOWN else "")
+
+
 class ProtocolAgent:
     """An agent whose decisions come from a child process speaking ``smear-bot/1`` (see the module
-    docstring). Close it with :meth:`close` (also done when it is garbage-collected or at exit)."""
+    docstring).
+
+    :meth:`close` ends the process (``quit``, a short grace, then its process group is killed); it is
+    idempotent and may be called from any thread, also while another thread waits for the bot's answer
+    (that wait then ends with a :class:`BotError` "was closed by the host" within about 0.1 s, and close()
+    returns once the bot is gone). A closed agent starts a new process at its next game. Bots never closed
+    are closed when the agent is garbage-collected (killed at once) or at interpreter exit (``quit`` and
+    the grace, all bots at once).
+    """
 
     def __init__(self, argv: list[str], name: str | None = None, timeout: float = DEFAULT_TIMEOUT,
                  startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, cwd: str | None = None) -> None:
@@ -101,16 +151,15 @@ class ProtocolAgent:
             raise ValueError("ProtocolAgent needs a command line")
         self.argv = list(argv)
         self.name = name if name is not None else "cmd:" + shlex.join(argv)
-        self.timeout = float(timeout)
-        self.startup_timeout = float(startup_timeout)
+        self.timeout = check_timeout("timeout", timeout)
+        self.startup_timeout = check_timeout("startup_timeout", startup_timeout)
         self.cwd = cwd
         self.seat = 0
-        self._proc: subprocess.Popen[str] | None = None
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._stderr: deque[str] = deque(maxlen=_STDERR_LINES)
+        self._bot: BotProcess | None = None
         self._answered = False
+        self._request = 0
+        self._io = threading.RLock()  # held for one exchange with the bot; re-entrant for signal handlers
         self._finalizer: weakref.finalize | None = None
-        self._threads: list[threading.Thread] = []
         self.sent: list[dict[str, Any]] = []
         """Every message sent to the bot, when ``keep_messages`` is set (for tests)."""
         self.keep_messages = False
@@ -120,86 +169,104 @@ class ProtocolAgent:
         argv, options = parse_cmd_spec(spec)
         return cls(argv, name=spec.strip(), **options)
 
-    # ------------------------------------------------------------------ process
-    def _start(self) -> None:
-        try:
-            proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, encoding="utf-8", errors="replace", bufsize=1, cwd=self.cwd,
-            )
-        except OSError as e:
-            cmd = shlex.join(self.argv)
-            raise BotError(f"bot {self.name!r}: cannot start {cmd!r}: {e}", self.name) from None
-        self._proc = proc
-        self._lines = queue.Queue()
-        self._stderr.clear()
-        self._answered = False
-        self._threads = [
-            threading.Thread(target=_pump, args=(proc.stdout, self._lines.put, True), daemon=True),
-            threading.Thread(target=_pump, args=(proc.stderr, self._stderr.append, False), daemon=True),
-        ]
-        for t in self._threads:
-            t.start()
-        self._finalizer = weakref.finalize(self, _kill, proc)
+    @property
+    def pid(self) -> int | None:
+        """The bot's process id (also its process group id) while it runs, else None."""
+        bot = self._bot
+        return bot.pid if bot is not None else None
 
-    def close(self) -> None:
-        """Tell the bot to quit, close its stdin, and end the process (killed if it does not exit in 2 s)."""
-        proc = self._proc
-        self._proc = None
-        if proc is None:
-            return
+    # ------------------------------------------------------------------ process
+    def _start(self) -> BotProcess:
         try:
-            if proc.poll() is None and proc.stdin is not None:
-                proc.stdin.write(json.dumps({"type": "quit"}) + "\n")
-                proc.stdin.flush()
-        except OSError:
-            pass
-        _kill(proc, grace=2.0, threads=self._threads)
+            bot = BotProcess(self.argv, cwd=self.cwd)
+        except (OSError, ValueError) as e:
+            cmd = shlex.join(self.argv)
+            cmd = cmd if len(cmd) <= _SHOWN else cmd[:_SHOWN] + "..."
+            raise BotError(f"bot {self.name!r}: cannot start {cmd!r}: {str(e)[:_SHOWN]}", self.name) from None
+        self._bot = bot
+        self._answered = False
+        self._request = 0
         if self._finalizer is not None:
             self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _kill_now, bot)
+        self._finalizer.atexit = False  # at exit the supervisor closes every live bot at once, gracefully
+        return bot
 
-    def _fail(self, reason: str) -> BotError:
-        proc = self._proc
-        self._proc = None
-        if proc is not None:
-            _kill(proc, threads=self._threads)
-        tail = "".join(self._stderr).strip()
+    def close(self) -> None:
+        """Tell the bot to quit, close its stdin, give it :data:`CLOSE_GRACE` seconds to exit, then kill its
+        process group. Idempotent and thread-safe (see the class docstring)."""
+        bot = self._bot
+        if bot is None:
+            return
+        if not self._io.acquire(blocking=False):
+            bot.cancel()  # another thread is talking to the bot: that exchange ends within about 0.1 s
+            if not self._io.acquire(timeout=CLOSE_GRACE + 5):  # pragma: no cover - the group is signalled
+                return
+        try:
+            bot, self._bot = self._bot, None
+            if bot is not None:
+                bot.close(_QUIT, CLOSE_GRACE)
+        finally:
+            self._io.release()
+
+    def _fail(self, bot: BotProcess, reason: str) -> BotError:
+        if self._bot is bot:
+            self._bot = None
+        bot.close(None, grace=0.0)  # also reads what it still writes to stderr while it is killed
+        tail = bot.stderr_tail()
         msg = f"bot {self.name!r} (seat {self.seat}) {reason}"
         if tail:
             msg += "; its last stderr lines:\n" + tail
         return BotError(msg, self.name, self.seat)
 
-    def _send(self, msg: dict[str, Any]) -> None:
-        if self._proc is None:
-            self._start()
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None
+    def _io_failure(self, bot: BotProcess, e: BotIOError, doing: str) -> BotError:
+        """The BotError for a pipe failure ``e`` while ``doing`` (``"reading its input"`` or
+        ``"answering"``)."""
+        if bot.cancelled:  # closed from another thread: whatever the pipes say next is due to that
+            return self._fail(bot, "was closed by the host")
+        if e.kind in ("eof", "closed_input"):
+            code = bot.wait_exit(_EXIT_WAIT)
+            if code is not None:
+                when = "before" if doing == "reading its input" else "instead of"
+                return self._fail(bot, f"exited ({describe_status(code)}) {when} {doing}")
+            which = "stdout" if e.kind == "eof" else "stdin"
+            return self._fail(bot, f"closed its {which} but is still running (it must keep both pipes "
+                                   "open until it is told to quit)")
+        return self._fail(bot, e.reason)
+
+    def _send(self, msg: dict[str, Any], deadline: float | None = None) -> BotProcess:
+        bot = self._bot if self._bot is not None else self._start()
         if self.keep_messages:
             self.sent.append(msg)
+        data = (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+        limit = self._limit()
+        if deadline is None:
+            deadline = time.monotonic() + limit
         try:
-            proc.stdin.write(json.dumps(msg, separators=(",", ":")) + "\n")
-            proc.stdin.flush()
-        except OSError:
-            raise self._fail(f"exited (code {proc.wait()}) before reading its input") from None
+            bot.write(data, deadline, f"did not read its input within {limit:g} s")
+        except BotIOError as e:
+            raise self._io_failure(bot, e, "reading its input") from None
+        return bot
 
-    def _receive(self) -> str:
-        limit = self.timeout if self._answered else max(self.timeout, self.startup_timeout)
+    def _limit(self) -> float:
+        return self.timeout if self._answered else max(self.timeout, self.startup_timeout)
+
+    def _check_quiet(self, bot: BotProcess, before: str) -> None:
+        """Protocol error if the bot wrote anything to stdout that was not asked for."""
         try:
-            line = self._lines.get(timeout=limit)
-        except queue.Empty:
-            raise self._fail(f"did not answer within {limit:g} s") from None
-        if line is None:
-            proc = self._proc
-            code = proc.wait(timeout=5) if proc is not None else None
-            raise self._fail(f"exited (code {code}) instead of answering")
-        self._answered = True
-        return line
+            extra = bot.pending()
+        except BotIOError as e:
+            raise self._io_failure(bot, e, "answering") from None
+        if extra:
+            raise self._fail(bot, f"wrote {_shown(extra)} {before} (each answer is one line, written "
+                                  "after its request; logs go to stderr)")
 
     # ------------------------------------------------------------------ the Agent protocol
     def start_game(self, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        self.seat = seat
-        self._send({"type": "start_game", "protocol": PROTOCOL, "seat": seat, "rules": rules.to_dict(),
-                    "seed": int(rng.integers(2**63))})
+        with self._io:
+            self.seat = seat
+            self._send({"type": "start_game", "protocol": PROTOCOL, "seat": seat, "rules": rules.to_dict(),
+                        "seed": int(rng.integers(2**63))})
 
     def act(self, observation: dict[str, Any]) -> int:
         from ..observation import decode
@@ -212,79 +279,99 @@ class ProtocolAgent:
 
     def act_json(self, view_json: dict[str, Any]) -> int:
         """Send a seat-view JSON object and return the bot's answer, checked against its legal actions."""
-        self._send({"type": "act", "view": view_json})
-        line = self._receive()
-        legal = [a["id"] for a in view_json["legal_actions"]]
-        action = _parse_answer(line)
+        with self._io:
+            return self._exchange(view_json)
+
+    def _exchange(self, view_json: dict[str, Any]) -> int:
+        request = self._request + 1
+        bot = self._bot
+        if bot is not None:
+            self._check_quiet(bot, f"before it was asked (request {request})")
+        limit = self._limit()
+        deadline = time.monotonic() + limit
+        bot = self._send({"type": "act", "id": request, "view": view_json}, deadline)
+        self._request = request
+        try:
+            raw = bot.read_line(deadline, f"did not answer within {limit:g} s")
+        except BotIOError as e:
+            raise self._io_failure(bot, e, "answering") from None
+        self._answered = True
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            line = None
+        action, answer_id = _parse_answer(line) if line is not None else (None, None)
+        if answer_id is not None and answer_id != request:
+            raise self._fail(bot, f"answered {_shown(raw)} to request {request} (its \"id\" must be the "
+                                  "request's id)")
+        if line is None:
+            raise self._fail(bot, f"answered {_shown(raw)}, which is not UTF-8 text")
         if action is None:
-            shown = line.strip()
-            shown = shown if len(shown) <= 200 else shown[:200] + "..."
-            raise self._fail(f"answered {shown!r}, which is not an action: expected one line "
-                             "{\"action\": <id>} (or a bare id)")
+            raise self._fail(bot, f"answered {_shown(line.strip())}, which is not an action: expected one "
+                                  "line {\"action\": <id>} (or a bare id)")
+        if bot.has_output():  # more than one line (or the start of another) for one request
+            self._check_quiet(bot, f"after its answer {_shown(raw)} to request {request}")
+        legal = [a["id"] for a in view_json["legal_actions"]]
         if action not in legal:
             names = ", ".join(f"{a} ({action_name(a)})" for a in legal)
-            raise self._fail(f"answered action {action} ({action_name(action)}), which is not legal; "
-                             f"legal actions: {names}")
+            raise self._fail(bot, f"answered action {action} ({action_name(action)}), which is not legal; "
+                                  f"legal actions: {names}")
         return action
 
 
-def _parse_answer(line: str) -> int | None:
-    if len(line) > _MAX_LINE:
-        return None
+_NO_ID = object()
+
+
+def _parse_answer(line: str) -> tuple[int | None, Any]:
+    """``(action, id)`` of an answer line: ``{"action": a}``, ``{"action": a, "id": k}`` or a bare ``a``;
+    ``(None, None)`` if it is none of those; an ``id`` that is present but not an int is returned as is
+    (the caller rejects it)."""
+    if len(line) > MAX_LINE:
+        return None, None
     try:
         msg = json.loads(line)
-    except ValueError:
-        return None
+    except (ValueError, RecursionError):
+        return None, None
+    answer_id: Any = None
     if isinstance(msg, dict):
+        answer_id = msg.get("id", None)
+        if "id" in msg and (isinstance(answer_id, bool) or not isinstance(answer_id, int)):
+            answer_id = _NO_ID
         msg = msg.get("action")
     if isinstance(msg, bool) or not isinstance(msg, int):
-        return None
-    return msg
+        return None, None
+    return msg, answer_id
 
 
-def _pump(stream: Any, put: Any, eof: bool) -> None:
-    """Copy the lines of a child's pipe to ``put``, then ``put(None)`` at end of file when ``eof``."""
-    try:
-        for line in stream:
-            put(line)
-    except (OSError, ValueError):
-        pass
-    if eof:
-        put(None)
+def _kill_now(bot: BotProcess) -> None:
+    """Finalizer of a garbage-collected agent: no grace (a collector must not wait)."""
+    bot.close(_QUIT, grace=0.0)
 
 
-def _kill(
-    proc: subprocess.Popen[str], grace: float = 0.0, threads: list[threading.Thread] | None = None
-) -> None:
-    """End ``proc`` (after ``grace`` seconds for it to exit by itself), let the pipe readers finish, close
-    the pipes."""
-    if grace and proc.poll() is None:
-        try:
-            if proc.stdin is not None:
-                proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-    if proc.poll() is None:
-        proc.kill()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            pass
-    for t in threads or ():
-        t.join(timeout=1.0)
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        try:
-            if stream is not None:
-                stream.close()
-        except OSError:
-            pass
+def close_agents(agents: Iterable[Any], grace: float = CLOSE_GRACE) -> None:
+    """Close every agent of ``agents`` that has a ``close()``; the protocol bots among them all at once, in
+    one shared ``grace`` period (instead of one after another)."""
+    bots, others = [], []
+    for a in agents:
+        if isinstance(a, ProtocolAgent) and a._io.acquire(blocking=False):
+            try:
+                bot, a._bot = a._bot, None
+                if bot is not None:
+                    bot.begin_close(_QUIT)
+                    bots.append(bot)
+            finally:
+                a._io.release()
+        else:  # busy in another thread (its close() ends that exchange first), or not a protocol agent
+            others.append(a)
+    close_all(bots, grace=grace)
+    for a in others:
+        close = getattr(a, "close", None)
+        if callable(close):
+            close()
 
 
-__all__ = ["BotError", "PROTOCOL", "ProtocolAgent", "parse_cmd_spec"]
+__all__ = ["BotError", "MAX_TIMEOUT", "PROTOCOL", "ProtocolAgent", "check_timeout", "close_agents",
+           "parse_cmd_spec"]
 
 
 # ============================================================================ the bot side, in Python
@@ -321,7 +408,10 @@ def serve_agent(spec: str, stdin: Any = None, stdout: Any = None) -> None:
                 mask = np.zeros(72, dtype=np.int8)
                 mask[list(view.legal_actions)] = 1
                 action = agent.act({"observation": encode(view), "action_mask": mask})
-            stdout.write(json.dumps({"action": int(action)}) + "\n")
+            answer: dict[str, Any] = {"action": int(action)}
+            if "id" in msg:
+                answer["id"] = msg["id"]  # echoed: the host checks that the answer is to this request
+            stdout.write(json.dumps(answer) + "\n")
             stdout.flush()
         elif kind == "quit":
             break

@@ -174,8 +174,43 @@ class _PairRunner:
                 recs.append(rec)
         return stats, (recs if self.records else None)
 
+    def close(self) -> None:
+        """Close the agents that hold resources (protocol bots: ``quit``, a short grace, then their process
+        groups are killed; all at once)."""
+        from ..agents.protocol import close_agents
+
+        close_agents(self.a + self.b)
+
 
 _WORKER: _PairRunner | None = None
+
+
+def _close_worker() -> None:
+    if _WORKER is not None:
+        _WORKER.close()
+
+
+def _worker_sigterm(signum: int, frame: Any) -> None:
+    """``Pool.terminate()`` ends the workers with SIGTERM, which skips finalizers: close the bots first."""
+    import os
+
+    from ..agents.supervisor import close_all
+
+    try:
+        _close_worker()
+        close_all()  # also the bots whose closing this signal interrupted
+    finally:
+        os._exit(0)
+
+
+def _pool_init(*args: Any) -> None:
+    """Initializer of a local worker process: :func:`_worker_init`, and the worker's agents closed however it
+    ends (its normal exit runs ``multiprocessing`` finalizers; ``terminate()`` sends SIGTERM)."""
+    from multiprocessing import util
+
+    _worker_init(*args)
+    util.Finalize(None, _close_worker, exitpriority=100)
+    signal.signal(signal.SIGTERM, _worker_sigterm)
 
 
 def _worker_init(team_a: TeamSpec, team_b: TeamSpec, rules: dict[str, Any], seed: int, max_hands: int,
@@ -277,7 +312,7 @@ def run_match(
         else:
             ctx = mp.get_context("spawn")
             chunk = max(1, min(16, n_pairs // (workers * 8)))
-            with ctx.Pool(workers, initializer=_worker_init,
+            with ctx.Pool(workers, initializer=_pool_init,
                           initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, want_records)) as pool:
                 for out in pool.imap(_worker_run, range(n_pairs), chunksize=chunk):  # ordered: deterministic
                     take(out)
@@ -286,9 +321,12 @@ def run_match(
             records(r)  # type: ignore[misc]
         raise
     finally:
-        if use_batched and workers == 1:
-            for p in players:
-                p.close()
+        if use_batched:
+            if workers == 1:
+                for p in players:
+                    p.close()
+        else:
+            runner.close()  # the bots of a one-process match get ``quit`` (the workers close their own)
     scores, margins, hands, totals = aggregate(results)
     return MatchResult(
         team_a=name_a, team_b=name_b, rules=rules, seed=seed, games=games,

@@ -1,17 +1,18 @@
 """``smear-play``: play Smear in the terminal against agents.
 
 You take one seat (``--seat``, default 0); your partner and the opponents are agent specs (``--partner``,
-``--opponents``, or ``--left`` / ``--right``; default: the shipped agent
-``checkpoints/smear_v0_default.safetensors``, or ``heuristic`` when the rules differ from the ones it was
-trained on). Every rule option of :class:`~smear_env.config.SmearRules` is a flag (``--kitty-size 2``,
-``--high-low in_play``, ``--win-requires-bid`` ...).
+``--opponents``, or ``--left`` / ``--right``; default: the shipped agent ``default``, or ``heuristic`` when
+the rules differ from the ones it was trained on: :func:`smear_env.play.choices.default_agent`, the same
+decision as the web table's). Every rule option of :class:`~smear_env.config.SmearRules` is a flag
+(``--kitty-size 2``, ``--high-low in_play``, ``--win-requires-bid`` ...).
 
 At your turn the table is shown (scores, bids, contract, trump, the trick, your hand sorted by suit with
 suit symbols) and the legal moves, numbered. Type a number, an action name (``play JH``, ``bid 3``,
 ``pass``, ``trump H``, ``discard TS``), just a card (``JH``, ``J♥``, ``10h``) or a suit for trump
-(``hearts``, ``♥``); ``hint`` asks the hint agents (``--hint``, default the shipped agent and ``pimc``)
-what they would do, with the shipped agent's probability of each move; ``quit`` stops. Anything else gets
-a message naming the legal moves. The game is saved as smear-record/1 JSON (``--record``) when it ends or
+(``hearts``, ``♥``); ``hint`` shows every legal move with the shipped agent's probability and an estimate of
+its worth (:mod:`smear_env.play.hints`), and what each hint agent (``--hint``, default the shipped agent
+and ``pimc``) would do; ``quit`` stops. Anything else gets a message naming the legal moves, and for an
+illegal move the rule it breaks. The game is saved as smear-record/1 JSON (``--record``) when it ends or
 you quit.
 """
 
@@ -50,17 +51,11 @@ def shipped_agent_path() -> str | None:
 
 
 def default_agent_spec(rules: SmearRules) -> tuple[str, str | None]:
-    """(spec, note): the shipped agent when it plays these rules, else ``heuristic`` with a note why."""
-    path = shipped_agent_path()
-    if path is None:
-        return "heuristic", f"the shipped agent {SHIPPED_AGENT} is not here; playing 'heuristic' instead"
-    try:
-        from ..agents.checkpoint import check_compatible, read_checkpoint
+    """(spec, note): the shipped agent ``default`` when it plays these rules, else ``heuristic`` with a note
+    why (:func:`smear_env.play.choices.default_agent`)."""
+    from .choices import default_agent
 
-        check_compatible(read_checkpoint(path)[1], path, rules)
-    except Exception as e:  # a rule mismatch, or an unreadable file
-        return "heuristic", f"the shipped agent does not play these rules ({e}); playing 'heuristic' instead"
-    return path, None
+    return default_agent(rules)
 
 
 # ---------------------------------------------------------------------------------------------- display
@@ -106,8 +101,9 @@ class SeatNames:
             return rel
         from rich.markup import escape
 
-        short = Path(self.players[s]).stem if self.players[s].endswith(".safetensors") else self.players[s]
-        return escape(f"{rel} ({short})")
+        from .choices import display_name
+
+        return escape(f"{rel} ({display_name(self.players[s])})")
 
 
 def table_markup(view: dict[str, Any], name: SeatNames) -> str:
@@ -151,27 +147,83 @@ def event_markup(e: dict[str, Any], name: SeatNames) -> str:
     if "trick_winner" in e:
         text += f"   -> trick won by {name(e['trick_winner'])}"
     if e.get("thrown_in"):
-        text += "   -> everybody passed: the same dealer deals again (R8)"
+        text += "   -> everybody passed: the hand is thrown in and the same dealer deals again (R8)"
     return text
 
 
-def result_markup(view: dict[str, Any], name: SeatNames) -> str:
+def signed(n: int) -> str:
+    """``+2``, ``-3``, ``0``."""
+    return f"+{n}" if n > 0 else str(n)
+
+
+def result_markup(view: dict[str, Any], name: SeatNames, details: dict[str, Any] | None = None) -> str:
+    """The end of a hand: each point with its card and who won it (``details``:
+    :func:`smear_env.play.explain.point_details`), card points per team, contract made or set, the score
+    change and the scores."""
     r = view.get("hand_result") or {}
     if r.get("thrown_in"):
-        return "Everybody passed: the hand is thrown in (R8)."
+        return "Everybody passed: the hand is thrown in (R8); the same dealer deals again."
     team = view["team"]
     who = {team: "you+partner", 1 - team: "opponents", None: "nobody"}
-    pts = ", ".join(f"{k} {who[v]}" for k, v in r["points"].items())
-    made = "made" if r["made_contract"] else "[bold red]went set[/]"
-    return (f"Hand over: {pts}; card points you+partner {r['card_points'][team]}, opponents "
-            f"{r['card_points'][1 - team]}. {name(view['bidder'])} {made} the {view['contract']} bid. "
-            f"Scores: you+partner {r['scores'][team]}, opponents {r['scores'][1 - team]}.")
+    parts = []
+    for k in ("high", "low", "jack", "game"):
+        d = (details or {}).get("points", {}).get(k, {})
+        text = f"{k.capitalize()}: {who[r['points'][k]]}"
+        if d.get("card"):
+            text += f" ({card_markup(d['card'])} played by {name(d['played_by'])}"
+            if k == "jack" and d.get("won_by") is not None and d["won_by"] != d["played_by"]:
+                text += f", won by {name(d['won_by'])}"
+            text += ")"
+        elif k != "game":
+            text += " (its card was not played)"
+        parts.append(text)
+    made = "made" if r["made_contract"] else "[bold red]went set[/] on"
+    ch = r["score_change"]
+    return (f"Hand over: {'; '.join(parts)}. Card points: you+partner {r['card_points'][team]}, opponents "
+            f"{r['card_points'][1 - team]}. {name(view['bidder'])} {made} a bid of {view['contract']}. "
+            f"Score change: you+partner {signed(ch[team])}, opponents {signed(ch[1 - team])}; scores: "
+            f"you+partner {r['scores'][team]}, opponents {r['scores'][1 - team]}.")
+
+
+def hint_markup(h: dict[str, Any], limit: int = 8) -> str:
+    """A hint (:meth:`smear_env.play.hints.Hinter.hint`) as a small table: move, probability, worth."""
+    from rich.markup import escape
+
+    lines = []
+    for note in h.get("notes", []):
+        lines.append(f"[yellow]note[/]: {escape(note)}")
+    picks = ", ".join(f"{escape(a['agent'])} would {move_markup(a['name'])}" for a in h["agents"])
+    lines.append(f"hint: {picks}")
+    pfrom = h.get("probability_from")
+    head = f"  {'move':<14}" + (f"{escape(pfrom) + ' %':>12}" if pfrom else "") + f"{'worth':>8}"
+    lines.append(head)
+    for m in h["moves"][:limit]:
+        p = ("-" if m["p"] is None else f"{100 * m['p']:.0f}%") if pfrom else ""
+        v = "-" if m["value"] is None else f"{m['value']:+.1f}"
+        label = move_markup(m["name"])
+        pad = 14 - len(_plain(m["name"]))
+        lines.append(f"  {label}{' ' * max(pad, 1)}" + (f"{p:>12}" if pfrom else "") + f"{v:>8}")
+    if len(h["moves"]) > limit:
+        lines.append(f"  ... {len(h['moves']) - limit} more")
+    if h.get("value_note"):
+        lines.append(f"  [dim]{escape(h['value_note'])}[/]")
+    return "\n".join(lines)
+
+
+def _plain(name: str) -> str:
+    verb, _, arg = name.partition(" ")
+    if verb in ("play", "discard") and len(arg) == 2:
+        return f"{verb} {'10' if arg[0] == 'T' else arg[0]}x"
+    if verb == "trump":
+        return "trump x"
+    return name
 
 
 # ---------------------------------------------------------------------------------------------- input
-def parse_move(text: str, view: dict[str, Any]) -> int:
+def parse_move(text: str, view: dict[str, Any], game: Any = None) -> int:
     """The legal action id a person means by ``text`` (a menu number, an action name, a card, a suit);
-    ``ValueError`` naming the legal moves otherwise."""
+    ``ValueError`` naming the legal moves otherwise, and (with ``game``) the rule an illegal move breaks
+    (:func:`smear_env.play.explain.why_illegal`)."""
     legal = [a["id"] for a in view["legal_actions"]]
     t = text.strip()
     low = t.lower()
@@ -184,9 +236,12 @@ def parse_move(text: str, view: dict[str, Any]) -> int:
         action = _parse_words(t, view["phase"])
     if action is not None and action in legal:
         return action
-    menu = ", ".join(f"{i}) {a['name']}" for i, a in enumerate(view["legal_actions"], 1))
+    from .explain import move_text, why_illegal
+
+    menu = ", ".join(f"{i}) {move_text(a['id'])}" for i, a in enumerate(view["legal_actions"], 1))
     what = "not a legal move here" if action is not None or low.isdigit() else "not understood"
-    raise ValueError(f"{t!r} is {what}. Legal moves: {menu}")
+    why = why_illegal(game, action) if game is not None and action is not None and legal else None
+    raise ValueError(f"{t!r} is {what}{': ' + why if why else ''}. Legal moves: {menu}")
 
 
 def _card(text: str) -> int | None:
@@ -263,7 +318,9 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
         view = session.view(seat)
         if session.hand_over or session.over:
             if view.get("hand_result"):
-                console.print(result_markup(view, name))
+                from .explain import point_details
+
+                console.print(result_markup(view, name, point_details(session.game)))
             if session.over:
                 if session.truncated:
                     console.print(f"The game stops after {session.max_hands} hands (R21): no winner.")
@@ -300,15 +357,10 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
             if hinter is None:
                 console.print("No hint agents (--hint).")
             else:
-                for h in hinter.hint(session.game, seat):
-                    line = f"hint: {escape(h['agent'])} would {move_markup(h['name'])}"
-                    if h["probabilities"]:
-                        line += "  (" + ", ".join(f"{move_markup(p['name'])} {100 * p['p']:.0f}%"
-                                                  for p in h["probabilities"][:5]) + ")"
-                    console.print(line)
+                console.print(hint_markup(hinter.hint(session.game, seat)))
             continue
         try:
-            action = parse_move(text, view)
+            action = parse_move(text, view, session.game)
         except ValueError as e:
             console.print(f"[yellow]{escape(str(e))}[/]")
             continue
@@ -375,13 +427,15 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
         for s in range(4):
             if s != seat:
                 agents[s] = make_agent(specs[s], rules)
-        hint_specs = args.hint if args.hint is not None else [default, "pimc"]
+        hint_specs = args.hint if args.hint is not None else ["default", "pimc"]
         from .hints import Hinter
 
         hinter = Hinter(hint_specs, rules, seed=args.seed) if hint_specs else None
     except (ValueError, FileNotFoundError) as e:
         ap.error(str(e))
-    names = ["you" if s == seat else specs[s] for s in range(4)]
+    from .choices import display_name
+
+    names = ["you" if s == seat else display_name(specs[s]) for s in range(4)]
     session = Session(agents, rules, seed=args.seed, max_hands=args.max_hands, names=names)
     reader = read_line if read_line is not None else _read_line
     try:

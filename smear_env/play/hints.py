@@ -1,8 +1,20 @@
-"""Hints: what other agents would do in a seat's place, with their probabilities where they have them.
+"""Hints that teach: for each legal move, what it is worth and how likely the shipped agent is to play it.
 
-A hint agent sees exactly what the seat sees (:func:`smear_env.table.agent_action` on the seat's
-view). A checkpoint agent (any agent with a ``policy.logits(obs, mask)``) also gives its probability for
-every legal action (the masked softmax of its logits); the others give their choice.
+A hint agent sees exactly what the seat sees (:func:`smear_env.table.agent_action` on the seat's view).
+:meth:`Hinter.hint` gives, for the seat's decision:
+
+* ``moves``: every legal move with ``p`` -- the probability the checkpoint hint agent (the shipped agent
+  ``default`` when it plays these rules) gives it (the masked softmax of its policy logits) -- and
+  ``value`` -- an estimate of what the move is worth: the mean, over sampled deals consistent with the
+  seat's view (:func:`smear_env.infoset.sample_hidden`), of the exact solver's R17 hand-score difference
+  (own team's score change minus the other team's) after that move, both sides then playing double-dummy.
+  This is the estimate :mod:`smear_env.agents.pimc` searches with, per move (:func:`move_values`); it is
+  optimistic (every player is assumed to see all cards) and a guide, not the truth. Sorted by value,
+  then probability.
+* ``agents``: the move each hint agent would choose.
+
+Randomness: the sampled deals come from the generator passed to :meth:`Hinter.hint` (the web table
+derives it from the game and the decision, so the same question gets the same answer).
 """
 
 from __future__ import annotations
@@ -12,11 +24,27 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import action_name
+from ..actions import (
+    DISCARD_ACTION_BASE,
+    MAX_BID,
+    PASS_ACTION,
+    PLAY_ACTION_BASE,
+    TRUMP_ACTION_BASE,
+    action_bid,
+    action_name,
+)
 from ..agents.base import Agent
+from ..cards import cards_of
 from ..config import SmearRules
-from ..game import Game
+from ..game import BIDDING, DISCARD, PLAY, TRUMP, Game
 from ..table import agent_action
+from .choices import display_name, hint_specs, is_checkpoint
+
+PLAY_SAMPLES = 8
+BID_SAMPLES = 12
+PLAN_SAMPLES = 6
+NODE_CAP = 1500
+PLAN_NODE_CAP = 600
 
 
 def action_probabilities(agent: Any, observation: dict[str, Any]) -> dict[int, float] | None:
@@ -45,34 +73,183 @@ def probabilities_at(agent: Any, game: Game, seat: int) -> dict[int, float] | No
     return action_probabilities(agent, observe(game, seat))
 
 
-class Hinter:
-    """Agents built from ``specs`` (separate from the players), asked for advice on a seat's decision."""
+# ---------------------------------------------------------------------------------------------- values
+def _first_lead(hands: tuple[int, ...], trump: int, contract: int, discards: int, rules: SmearRules) -> Any:
+    from ..agents.solver import SolverState
 
-    def __init__(self, specs: Sequence[str], rules: SmearRules, seed: int | None = None) -> None:
+    return SolverState(hands=hands, trump=trump, to_move=0, bidder=0, contract=contract,  # type: ignore[arg-type]
+                       discards=discards, high_low=rules.high_low, game_point_tie=rules.game_point_tie,
+                       first_lead=True)
+
+
+def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 1.0) -> dict[int, float]:
+    """The estimated worth of each legal move of ``seat`` (the seat to act) in ``game``: the mean R17
+    hand-score difference for the seat's team over sampled deals consistent with the seat's view (pimc's
+    solver values, see the module docstring). Only the seat's own information is used.
+
+    * card play: every legal card solved in each sample (``solve_all_moves``, as pimc does);
+    * bids: a bid b is worth ``(pB if pB >= b else -b) - pD`` where pB is the solved points of the seat's
+      team as bidder (kitty drawn from the sampled stock, the heuristic's trump and discards) and pD the
+      other points in play (pimc's bid estimate); a pass is worth 0, the reference pimc compares bids with;
+    * trump: each suit with the heuristic's discards for it, solved from the first lead;
+    * a discard: that card and the heuristic's choice of the rest, solved from the first lead.
+
+    ``scale`` multiplies the sample counts (``>= 1`` sample each)."""
+    from ..agents.pimc import _bidder_points, _heuristic_plan, _unawarded, greedy_discards
+    from ..agents.solver import SolverState, solve, solve_all_moves
+    from ..cards import SUIT_MASKS
+    from ..infoset import sample_hidden
+    from ..observation import decode, observe
+
+    obs = observe(game, seat)
+    mask = np.asarray(obs["action_mask"])
+    legal = [int(a) for a in np.flatnonzero(mask)]
+    view = decode(obs["observation"], mask)  # the seat's own (relative) view: nothing else is used
+    rules = game.rules
+
+    def n(k: int) -> int:
+        return max(1, round(k * scale))
+
+    if not legal:
+        return {}
+    phase = view.phase
+    if phase == PLAY:
+        assert view.bidder is not None and view.contract is not None
+        totals = {a: 0.0 for a in legal}
+        first = not any(view.played_by)
+        for _ in range(n(PLAY_SAMPLES)):
+            deal = sample_hidden(view, rng)
+            state = SolverState(hands=deal.hands, trump=view.trump if view.trump is not None else -1,
+                                to_move=0, bidder=view.bidder, contract=view.contract, trick=view.trick,
+                                played_by=view.played_by, won=view.won_by_team, discards=deal.discards,
+                                high_low=rules.high_low, game_point_tie=rules.game_point_tie,
+                                first_lead=first)
+            for c, v in solve_all_moves(state, node_cap=NODE_CAP).items():
+                totals[PLAY_ACTION_BASE + c] += v
+        return {a: t / n(PLAY_SAMPLES) for a, t in totals.items()}
+    if phase == BIDDING:
+        bids = [a for a in legal if a != PASS_ACTION]
+        worth = dict.fromkeys(bids, 0.0)
+        k = view.kitty_size
+        for _ in range(n(BID_SAMPLES)):
+            deal = sample_hidden(view, rng)
+            stock = cards_of(deal.stock)
+            kitty = 0
+            if k:
+                for i in rng.permutation(len(stock))[:k]:
+                    kitty |= 1 << stock[int(i)]
+            hand = view.hand | kitty
+            suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
+            trump, disc = _heuristic_plan(hand, rules, suits) if k else (-1, 0)
+            hand &= ~disc
+            hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
+            pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), _bidder_points,
+                           node_cap=PLAN_NODE_CAP))
+            pd = 4 - pb - _unawarded(hands, trump, rules.high_low)
+            for a in bids:
+                b = action_bid(a)
+                worth[a] += (pb if pb >= b else -b) - pd
+        out = {a: w / n(BID_SAMPLES) for a, w in worth.items()}
+        if PASS_ACTION in legal:
+            out[PASS_ACTION] = 0.0
+        return out
+    assert view.contract is not None
+    contract = view.contract
+    if phase == TRUMP:
+        totals = {a: 0.0 for a in legal}
+        plans = {a: _heuristic_plan(view.hand, rules, [a - TRUMP_ACTION_BASE])[1] for a in legal}
+        for _ in range(n(PLAN_SAMPLES)):
+            deal = sample_hidden(view, rng)
+            for a, disc in plans.items():
+                hands = (view.hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
+                totals[a] += solve(_first_lead(hands, a - TRUMP_ACTION_BASE, contract, disc, rules),
+                                   node_cap=PLAN_NODE_CAP)
+        return {a: t / n(PLAN_SAMPLES) for a, t in totals.items()}
+    if phase == DISCARD:
+        assert view.trump is not None
+        left = view.kitty_size - view.discards.bit_count()
+        plans = {}
+        for a in legal:
+            c = a - DISCARD_ACTION_BASE
+            rest = view.hand & ~(1 << c)
+            plans[a] = (1 << c) | (greedy_discards(rest, view.trump, left - 1) if left > 1 else 0)
+        totals = {a: 0.0 for a in legal}
+        for _ in range(n(PLAN_SAMPLES)):
+            deal = sample_hidden(view, rng)
+            for a, disc in plans.items():
+                hands = (view.hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
+                totals[a] += solve(_first_lead(hands, view.trump, contract, view.discards | disc, rules),
+                                   node_cap=PLAN_NODE_CAP)
+        return {a: t / n(PLAN_SAMPLES) for a, t in totals.items()}
+    return {}  # pragma: no cover - nobody acts in HAND_OVER / GAME_OVER
+
+
+VALUE_NOTE = ("worth: the expected hand score for your team minus the opponents' after this move, averaged "
+              "over deals consistent with what you know, solved with every card open (optimistic: a guide)")
+
+
+class Hinter:
+    """Agents built from ``specs`` (separate from the players), asked for advice on a seat's decision.
+    Specs that cannot play ``rules`` are replaced the same way a seat's agent is
+    (:func:`smear_env.play.choices.hint_specs`); ``notes`` says so."""
+
+    def __init__(self, specs: Sequence[str], rules: SmearRules, seed: int | None = None,
+                 values: bool = True, value_scale: float = 1.0) -> None:
         from ..agents.registry import make_agent
 
         self.rules = rules
-        self.agents: list[Agent] = [make_agent(s, rules) for s in specs]
+        self.specs, self.notes = hint_specs(specs, rules)
+        self.names = [display_name(s) for s in self.specs]
+        self.agents: list[Agent] = [make_agent(s, rules) for s in self.specs]
+        self.values = values
+        self.value_scale = value_scale
         self._rng = np.random.default_rng(seed)
         self._started: dict[int, int] = {}
 
-    def hint(self, game: Game, seat: int) -> list[dict[str, Any]]:
-        """For each hint agent: ``{"agent", "id", "name", "probabilities"}``; ``probabilities`` lists the
-        legal actions by decreasing probability (``[{"id", "name", "p"}]``) or is None."""
-        out = []
+    def close(self) -> None:
+        for a in self.agents:
+            close = getattr(a, "close", None)
+            if callable(close):
+                close()
+
+    def hint(self, game: Game, seat: int, rng: np.random.Generator | None = None) -> dict[str, Any]:
+        """The hint for ``seat``'s decision (``seat`` must be to act)::
+
+            {"agents": [{"agent", "id", "name"}],          # each hint agent's choice
+             "moves": [{"id", "name", "p", "value", "chosen_by"}],   # every legal move, best first
+             "probability_from": name or None, "value_note": str or None, "notes": [str]}
+
+        ``p`` is None without a checkpoint hint agent, ``value`` None with ``values=False``."""
+        rng = rng if rng is not None else self._rng
+        legal = game.legal_actions()
+        chosen: dict[int, list[str]] = {a: [] for a in legal}
+        agents_out = []
+        probs: dict[int, float] | None = None
+        prob_from = None
         for i, agent in enumerate(self.agents):
-            if self._started.get(i) != seat:  # (re)start for this seat
-                agent.start_game(seat, self.rules, np.random.default_rng(self._rng.integers(2**63)))
+            restart = self._started.get(i) != seat or not callable(getattr(agent, "close", None))
+            if restart:  # a fresh generator per question: the same question gets the same answer
+                agent.start_game(seat, self.rules, np.random.default_rng(rng.integers(2**63)))
                 self._started[i] = seat
             action = int(agent_action(agent, game, seat))
-            probs = probabilities_at(agent, game, seat)
-            out.append({
-                "agent": agent.name,
-                "id": action,
-                "name": action_name(action),
-                "probabilities": None if probs is None else [
-                    {"id": a, "name": action_name(a), "p": round(p, 4)}
-                    for a, p in sorted(probs.items(), key=lambda kv: -kv[1])
-                ],
-            })
-        return out
+            chosen.setdefault(action, []).append(self.names[i])
+            agents_out.append({"agent": self.names[i], "id": action, "name": action_name(action)})
+            if probs is None and is_checkpoint(self.specs[i]):
+                probs = probabilities_at(agent, game, seat)
+                prob_from = self.names[i] if probs is not None else None
+        values = move_values(game, seat, np.random.default_rng(rng.integers(2**63)), self.value_scale) \
+            if self.values else {}
+        moves = [{"id": a, "name": action_name(a),
+                  "p": None if probs is None else round(probs.get(a, 0.0), 4),
+                  "value": None if a not in values else round(values[a], 2),
+                  "chosen_by": chosen.get(a, [])} for a in legal]
+        moves.sort(key=lambda m: (-(m["value"] if m["value"] is not None else -1e9),
+                                  -(m["p"] if m["p"] is not None else 0.0), m["id"]))
+        notes = list(self.notes)
+        if probs is None:
+            notes.append("no probabilities: no checkpoint agent among the hint agents plays these rules")
+        return {"agents": agents_out, "moves": moves, "probability_from": prob_from,
+                "value_note": VALUE_NOTE if self.values else None, "notes": notes}
+
+
+__all__ = ["Hinter", "VALUE_NOTE", "action_probabilities", "move_values", "probabilities_at"]

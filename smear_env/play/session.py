@@ -190,6 +190,19 @@ class Session:
         self.table.next_episode()
         return self.advance()
 
+    def take_over(self, seat: int, agent: Agent, rng: np.random.Generator) -> list[Event]:
+        """An agent takes the person's seat ``seat`` (the person left): it starts the game at that seat
+        with ``rng`` and, when it is to act, plays on (:meth:`advance`). ``IllegalActionError`` when the seat
+        is not a person's."""
+        if seat not in self.humans:
+            raise IllegalActionError(f"seat {seat} is not played by a person")
+        agent.start_game(seat, self.rules, rng)
+        self.agents[seat] = agent
+        self.humans.remove(seat)
+        if self.over or self.table.done:
+            return []
+        return self.advance()
+
     def close(self) -> None:
         """Close agents that hold resources (bot processes)."""
         for a in self.agents:

@@ -1,29 +1,44 @@
-"""``smear-serve``: a local web table (play against agents in the browser) and a replay viewer.
+"""``smear-serve``: a local web table (people and agents at one table, in the browser) and a replay viewer.
 
 A Starlette app served by uvicorn, bound to 127.0.0.1 by default; the page is plain HTML/CSS/JS from
-``smear_env/play/static`` (no build step). The server keeps each game in memory under an unguessable id
-(``secrets.token_urlsafe``); the person plays one seat of it, and every answer about a game holds only that
-seat's view (:func:`smear_env.seat_view.seat_view_of`) and the public form of the actions since the
-last answer. The full record (every card) is given only once the game is over.
+``smear_env/play/static`` (no build step). The server keeps each game in memory. A game has 1 to 4 people
+("human seats"); creating it returns one private link per human seat and one spectator link, each an
+unguessable token (``secrets.token_urlsafe``). A seat's link answers with only that seat's view
+(:func:`smear_env.seat_view.seat_view_of`) and the public form of every action (the game's log, kept on the
+server: a page that reloads gets its history back); a spectator link answers with what has been played
+only (no hand, kitty or discard). The full record (every card) is given only once the game is over.
 
 API (JSON; errors are ``{"error": message}`` with a 4xx status, and a move error also lists
-``legal_actions``; the game is then unchanged):
+``legal_actions`` and ``why``; the game is then unchanged). ``{token}`` is a seat's or spectator's link
+token; ``?since=N`` on any game request returns the log's events from position N (``seq`` in every answer
+is the log's length; pages poll ``GET .../{token}?since=seq`` to see the other seats' moves):
 
 =======================================  ====================================================================
 ``GET  /api/config``                     agents this server offers, rule options and their defaults/choices
-``POST /api/games``                      new game ``{"seat", "partner", "opponents", "rules", "seed"}``
-``GET  /api/games/{id}``                 the game as the person's seat sees it
-``POST /api/games/{id}/actions``         ``{"action": <id or name>}``: the person's move, then the agents'
-``POST /api/games/{id}/next``            deal the next hand (after a hand is over)
-``GET  /api/games/{id}/hint``            what the hint agents would do, with probabilities when they have them
-``POST /api/games/{id}/resign``          end the game now (its record becomes available)
-``GET  /api/games/{id}/record``          smear-record/1, once the game is over
-``GET  /api/games/{id}/replay``          the replay frames of the game, once it is over
-``POST /api/replay``                     the replay frames of an uploaded smear-record/1 file (``?index=k``)
+``POST /api/agents``                     ``{"rules"}``: which agents play these rules and why not, the default
+``POST /api/games``                      new game ``{"seat" | "humans", "partner", "opponents", "left",
+                                         "right", "agents", "rules", "seed"}``: links per human seat
+``GET  /api/games/{token}``              the game as the token's seat (or a spectator) sees it
+``POST /api/games/{token}/actions``      ``{"action": <id or name>}``: the seat's move, then the agents'
+``POST /api/games/{token}/next``         deal the next hand (after a hand is over)
+``GET  /api/games/{token}/hint``         every legal move with the shipped agent's probability and its worth
+``POST /api/games/{token}/leave``        ``{"agent"}`` (optional): an agent takes this seat over
+``POST /api/games/{token}/resign``       end the game now (its record becomes available)
+``GET  /api/games/{token}/record``       smear-record/1, once the game is over
+``GET  /api/games/{token}/replay``       the replay frames of the game, once it is over
+``POST /api/replay``                     replay frames of an uploaded smear-record/1 file (``?index=k``,
+                                         ``?hand_from=h``: at most ``MAX_REPLAY_HANDS`` hands per request)
 =======================================  ====================================================================
 
+Limits: request bodies are read as a stream and refused past ``MAX_UPLOAD`` bytes (413, also when
+chunked); JSON nested deeper than ``MAX_JSON_DEPTH`` is refused (400); a body must be
+``application/json`` (the replay upload also takes ``text/plain`` and JSON lines), else 415; a game
+untouched for ``idle_ttl`` seconds is reaped by a background thread, its agents closed (bot processes
+end). Everything a browser sees names agents by their shipped or file name, never a server path.
+
 Only the agents given to the server (``--agent``, default: the shipped agent, ``heuristic``, ``random``,
-``pimc``) can be chosen from the page: a web request never names a program or a file to run.
+``pimc``) can be chosen from the page, and ``heuristic`` as the fallback for rules a checkpoint does not
+play (:mod:`smear_env.play.choices`): a web request never names a program or a file to run.
 """
 
 from __future__ import annotations
@@ -38,15 +53,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..actions import action_name, parse_action
 from ..config import RuleOptionError, SmearRules
 from ..game import IllegalActionError
-from .session import DEFAULT_MAX_HANDS, Session
+from .choices import FALLBACK, agent_options, display_name, hint_specs, is_checkpoint, why_not
+from .explain import point_details, table_summary, why_illegal
+from .session import DEFAULT_MAX_HANDS, Event, Session
 
 STATIC = Path(__file__).parent / "static"
 MAX_GAMES = 2000
-IDLE_SECONDS = 6 * 3600
+IDLE_TTL = 2 * 3600.0
 MAX_UPLOAD = 5 << 20
+MAX_JSON_DEPTH = 32
+MAX_REPLAY_HANDS = 60
+"""Hands of a record turned into replay frames per request (``?hand_from=`` pages through the rest)."""
+MAX_HINTERS = 16
+JSON_TYPES = ("application/json",)
+UPLOAD_TYPES = ("application/json", "text/plain", "application/x-ndjson", "application/jsonl",
+                "application/jsonlines", "application/octet-stream")
 
 
 class ApiError(Exception):
@@ -56,146 +82,365 @@ class ApiError(Exception):
         self.body = {"error": message, **extra}
 
 
-class Table:
-    """One game of the server: the session, the person's seat, a lock, the hint agents."""
+def _int_field(body: dict[str, Any], key: str, value: Any, allowed: Sequence[int]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
+        raise ApiError(400, f"{key} must be one of {list(allowed)} (an integer), not {value!r}")
+    return value
 
-    def __init__(self, session: Session, seat: int, hint_specs: Sequence[str]) -> None:
+
+# ============================================================================ one game
+class Table:
+    """One game of the server: the session, the human seats and their link tokens, the spectator token,
+    the log of every action (public forms are made per seat on the way out), a lock."""
+
+    def __init__(self, session: Session, specs: Sequence[str | None], notes: Sequence[str]) -> None:
         self.session = session
-        self.seat = seat
+        self.specs = list(specs)
+        self.notes = list(notes)
         self.lock = threading.Lock()
         self.touched = time.monotonic()
-        self.hint_specs = list(hint_specs)
-        self._hinter: Any = None
+        self.tokens: dict[int | None, str] = {s: secrets.token_urlsafe(18) for s in session.humans}
+        self.tokens[None] = secrets.token_urlsafe(18)  # the spectator link
+        self.left: list[int] = []
+        self.log: list[tuple[int, Event]] = []
+        """(hand number, event) for every action of the game."""
+        self.hand_no = session.game.hand_number
+        self.hint_seed = secrets.randbits(64) if session.seed is None else session.seed
+        self.closed = False
 
-    def state(self, events: list[Any] | None = None) -> dict[str, Any]:
-        """What the person's seat may see now, with the public form of ``events``."""
+    def links(self) -> dict[str, Any]:
+        """Relative links: one per human seat, and the spectator's."""
+        return {"seats": {str(s): f"/?game={t}" for s, t in self.tokens.items() if s is not None},
+                "spectator": f"/?game={self.tokens[None]}"}
+
+    def record_events(self, events: list[Event], new_hand: bool = False) -> None:
+        if new_hand:
+            self.hand_no += 1
+        for e in events:
+            self.log.append((self.hand_no, e))
+            if e[3]:  # thrown in (R8): the same dealer deals again at once
+                self.hand_no += 1
+
+    def state(self, seat: int | None, since: int | None) -> dict[str, Any]:
+        """What ``seat`` (None: a spectator) may see now, with the log's events from ``since``."""
         s = self.session
-        if s.over:
-            s.close()  # bot processes end with the game
+        if s.over and not self.closed:
+            self.close()  # bot processes end with the game
+        game = s.game
+        if since is None:
+            since = len(self.log)
+        events = []
+        for hand, e in self.log[since:]:
+            (pub,) = s.events_for(-1 if seat is None else seat, [e])
+            pub["hand"] = hand + 1
+            events.append(pub)
+        view = s.view(seat) if seat is not None else spectator_view(s)
         return {
-            "seat": self.seat,
+            "seat": seat,
+            "spectator": seat is None,
             "players": s.names,
-            "hand_number": s.game.hand_number + 1,
-            "view": s.view(self.seat),
-            "events": s.events_for(self.seat, events or []),
+            "humans": list(s.humans),
+            "left": list(self.left),
+            "hand_number": game.hand_number + 1,
+            "view": view,
+            "events": events,
+            "seq": len(self.log),
+            "table": table_summary(game),
+            "hand_end": point_details(game),
             "over": s.over,
             "truncated": s.truncated,
-            "winner": s.game.winner,
-            "error": s.error,
+            "winner": game.winner,
+            "error": None if s.error is None else scrub(s.error),
+            "notes": self.notes,
         }
 
-    def hints(self) -> list[dict[str, Any]]:
-        if self._hinter is None:
-            from .hints import Hinter
-
-            self._hinter = Hinter(self.hint_specs, self.session.rules)
-        return self._hinter.hint(self.session.game, self.seat)
+    def close(self) -> None:
+        self.closed = True
+        self.session.close()
 
 
+def spectator_view(session: Session) -> dict[str, Any]:
+    """A seat view holding only what has been played: a non-bidder's view (trump only once led, R23)
+    without its hand (``hand``, ``kitty``, ``discards`` empty, no legal actions, ``seat`` null)."""
+    game = session.game
+    ref = 0 if game.bidder is None else (game.bidder + 1) % 4
+    v = session.view(ref)
+    v.update(seat=None, team=0, hand=[], kitty=[], discards=[], legal_actions=[])
+    return v
+
+
+# ============================================================================ the server
 class Server:
     """The games of one server and what it offers (agents, hint agents, limits)."""
 
     def __init__(self, agents: Sequence[str], hints: Sequence[str] | None = None, max_games: int = MAX_GAMES,
-                 max_hands: int = DEFAULT_MAX_HANDS) -> None:
+                 max_hands: int = DEFAULT_MAX_HANDS, idle_ttl: float = IDLE_TTL) -> None:
         if not agents:
             raise ValueError("a server needs at least one agent spec")
-        self.agents = list(dict.fromkeys(agents))
-        self.hints = list(hints) if hints is not None else self.agents[:1]
+        self.specs: dict[str, str] = {}
+        """Agent id (what a browser sees and sends: :func:`display_name`) -> spec."""
+        for spec in dict.fromkeys(agents):
+            name = display_name(spec)
+            k, i = name, 2
+            while k in self.specs:
+                k, i = f"{name}#{i}", i + 1
+            self.specs[k] = spec
+        self.agents = list(self.specs.values())
+        self.hints = list(hints) if hints is not None else list(dict.fromkeys([self.agents[0], "pimc"]))
         self.max_games = max_games
         self.max_hands = max_hands
-        self.games: OrderedDict[str, Table] = OrderedDict()
+        self.idle_ttl = idle_ttl
+        self.tables: OrderedDict[int, Table] = OrderedDict()
+        self.links: dict[str, tuple[Table, int | None]] = {}
         self.lock = threading.Lock()
-        self._policies: dict[tuple[str, SmearRules], Any] = {}
+        self._policies: dict[str, Any] = {}
+        self._hinters: OrderedDict[SmearRules, tuple[Any, threading.Lock]] = OrderedDict()
+        self.reaped = 0
+
+    # ------------------------------------------------------------------ agents
+    def name_of(self, spec: str) -> str:
+        for k, v in self.specs.items():
+            if v == spec:
+                return k
+        return display_name(spec)
+
+    def options(self, rules: SmearRules) -> dict[str, Any]:
+        """Which offered agents play ``rules`` (and why not), the default, the hint agents: what the setup
+        form shows (:func:`smear_env.play.choices.agent_options`)."""
+        opts = agent_options(self.agents, rules)
+        hints, notes = hint_specs(self.hints, rules)
+        return {
+            "agents": [dict(o.to_json(), id=self.name_of(o.spec)) for o in opts],
+            "default": self.name_of(self.default_spec(rules)),
+            "hint_agents": [self.name_of(h) for h in hints],
+            "notes": notes,
+        }
+
+    def default_spec(self, rules: SmearRules) -> str:
+        """The first offered agent when it plays ``rules``, else :data:`FALLBACK` (as smear-play does)."""
+        first = self.agents[0]
+        return first if why_not(first, rules) is None else FALLBACK
+
+    def _spec(self, key: str, value: Any, rules: SmearRules, default: str) -> str:
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise ApiError(400, f"{key} must be an agent name, one of {list(self.specs)}, not {value!r}")
+        spec = self.specs.get(value)
+        if spec is None and value == FALLBACK:
+            spec = FALLBACK
+        if spec is None:
+            raise ApiError(400, f"{key}: agent {value!r} is not offered by this server; choose one of "
+                                f"{list(self.specs)}")
+        why = why_not(spec, rules)
+        if why is not None:
+            raise ApiError(400, f"{key}: {why}; choose one of "
+                                f"{[o['id'] for o in self.options(rules)['agents'] if o['playable']]}")
+        return spec
+
+    def make_agent(self, spec: str, rules: SmearRules) -> Any:
+        """An agent for ``spec``: checkpoints share one loaded policy (read once per server); named by
+        :meth:`name_of` (never a path)."""
+        from ..agents.registry import make_agent
+
+        if is_checkpoint(spec):
+            from ..agents.checkpoint import CheckpointAgent
+
+            with self.lock:
+                base = self._policies.get(spec)
+            if base is None:
+                base = make_agent(spec, rules)
+                with self.lock:
+                    self._policies[spec] = base
+            agent = CheckpointAgent(self.name_of(spec), base.policy, base.meta)
+        else:
+            agent = make_agent(spec, rules)
+        try:
+            agent.name = self.name_of(spec)
+        except AttributeError:  # pragma: no cover
+            pass
+        return agent
 
     # ------------------------------------------------------------------ games
-    def table(self, game_id: str) -> Table:
+    def link(self, token: str) -> tuple[Table, int | None]:
         with self.lock:
-            t = self.games.get(game_id)
-            if t is None:
-                raise ApiError(404, f"no game {game_id!r} on this server (games live in memory and are "
-                                    "forgotten when the server stops or after hours unused)")
-            self.games.move_to_end(game_id)
-            t.touched = time.monotonic()
-            return t
-
-    def _agent_spec(self, body: dict[str, Any], key: str, default: str) -> str:
-        spec = body.get(key, default)
-        if spec is None:
-            spec = default
-        if spec not in self.agents:
-            raise ApiError(400, f"{key}: agent {spec!r} is not offered by this server; choose one of "
-                                f"{self.agents}")
-        return spec
+            hit = self.links.get(token)
+            if hit is None:
+                raise ApiError(404, "no game for this link on this server (games live in memory: they are "
+                                    "forgotten when the server stops or after a while unused)")
+            table = hit[0]
+            table.touched = time.monotonic()
+            self.tables.move_to_end(id(table))
+            return hit
 
     def new_game(self, body: Any) -> tuple[str, Table]:
         if not isinstance(body, dict):
             raise ApiError(400, 'the body must be a JSON object like {"seat": 0, "opponents": "heuristic"}')
-        allowed = {"seat", "partner", "opponents", "left", "right", "rules", "seed"}
+        allowed = {"seat", "humans", "partner", "opponents", "left", "right", "agents", "rules", "seed"}
         unknown = sorted(set(body) - allowed)
         if unknown:
             raise ApiError(400, f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
-        seat = body.get("seat", 0)
-        if isinstance(seat, bool) or seat not in (0, 1, 2, 3):
-            raise ApiError(400, f"seat must be 0, 1, 2 or 3, not {seat!r}")
+        humans_in = body.get("humans")
+        if humans_in is None:
+            seat = _int_field(body, "seat", body.get("seat", 0), (0, 1, 2, 3))
+            humans = [seat]
+        else:
+            if not isinstance(humans_in, list) or not 1 <= len(humans_in) <= 4:
+                raise ApiError(400, f"humans must be a list of 1 to 4 distinct seats 0..3, not {humans_in!r}")
+            humans = [_int_field(body, "humans[]", h, (0, 1, 2, 3)) for h in humans_in]
+            if len(set(humans)) != len(humans):
+                raise ApiError(400, f"humans must be distinct seats, not {humans_in!r}")
+            seat = _int_field(body, "seat", body.get("seat", humans[0]), humans)
         rules_in = body.get("rules", {}) or {}
         if not isinstance(rules_in, dict):
             raise ApiError(400, "rules must be an object of rule options")
         try:
             rules = SmearRules.from_dict(rules_in)
-        except (RuleOptionError, TypeError) as e:
+        except (RuleOptionError, TypeError, ValueError) as e:
             raise ApiError(400, str(e)) from None
         seed = body.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise ApiError(400, f"seed must be a non-negative integer or null, not {seed!r}")
-        default = self.agents[0]
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                                 or not 0 <= seed < 2**63):
+            raise ApiError(400, f"seed must be an integer in 0..2**63-1 or null, not {seed!r}")
+        default = self.default_spec(rules)
+        notes = []
+        if default != self.agents[0]:
+            notes.append(f"{why_not(self.agents[0], rules)}; {FALLBACK!r} plays the seats left to the "
+                         "default")
         specs: list[str | None] = [None] * 4
-        specs[(seat + 2) % 4] = self._agent_spec(body, "partner", default)
-        opp = self._agent_spec(body, "opponents", default)
-        specs[(seat + 1) % 4] = self._agent_spec(body, "left", opp)
-        specs[(seat + 3) % 4] = self._agent_spec(body, "right", opp)
-        from ..agents.registry import make_agent
-
+        opp = self._spec("opponents", body.get("opponents"), rules, default)
+        rel = {"partner": 2, "left": 1, "right": 3}
+        for key, off in rel.items():
+            s = (seat + off) % 4
+            if s not in humans:
+                specs[s] = self._spec(key, body.get(key), rules, default if key == "partner" else opp)
+            elif body.get(key) is not None:
+                raise ApiError(400, f"{key}: seat {s} is a human seat")
+        agents_in = body.get("agents") or {}
+        if not isinstance(agents_in, dict):
+            raise ApiError(400, 'agents must be an object {"<seat>": "<agent>"}')
+        for k, v in agents_in.items():
+            if k not in ("0", "1", "2", "3") or int(k) in humans:
+                raise ApiError(400, f"agents: {k!r} is not an agent seat; agent seats: "
+                                    f"{[str(s) for s in range(4) if s not in humans]}")
+            specs[int(k)] = self._spec(f"agents[{k}]", v, rules, default)
         try:
-            agents = [None if s is None else make_agent(s, rules) for s in specs]
-        except (ValueError, FileNotFoundError) as e:  # e.g. a checkpoint trained under other rules
-            raise ApiError(400, str(e)) from None
-        names = ["you" if s is None else s for s in specs]
+            agents = [None if s is None else self.make_agent(s, rules) for s in specs]
+        except (ValueError, FileNotFoundError) as e:  # a bot that cannot be built
+            raise ApiError(400, scrub(str(e), self)) from None
+        names = ["human" if s is None else self.name_of(s) for s in specs]
         session = Session(agents, rules, seed=seed, max_hands=self.max_hands, names=names)
-        table = Table(session, seat, self.hints)
-        game_id = secrets.token_urlsafe(18)
+        table = Table(session, specs, notes)
         with self.lock:
-            self._evict()
-            self.games[game_id] = table
-        return game_id, table
+            evict = self._evict_locked()
+            self.tables[id(table)] = table
+            for s, t in table.tokens.items():
+                self.links[t] = (table, s)
+        for t in evict:
+            t.close()
+        return table.tokens[seat], table
 
-    def _evict(self) -> None:
-        now = time.monotonic()
-        while self.games:
-            oldest_id, oldest = next(iter(self.games.items()))
-            if len(self.games) >= self.max_games or now - oldest.touched > IDLE_SECONDS:
-                del self.games[oldest_id]
-                oldest.session.close()
-            else:
-                break
+    def _drop_locked(self, table: Table) -> None:
+        self.tables.pop(id(table), None)
+        for t in table.tokens.values():
+            self.links.pop(t, None)
+
+    def _evict_locked(self) -> list[Table]:
+        out = []
+        while len(self.tables) >= self.max_games:
+            _, oldest = self.tables.popitem(last=False)
+            self._drop_locked(oldest)
+            out.append(oldest)
+        return out
+
+    def reap(self, now: float | None = None) -> int:
+        """Forget the games untouched for ``idle_ttl`` seconds and close their agents (bot processes end);
+        returns how many."""
+        now = time.monotonic() if now is None else now
+        gone = []
+        with self.lock:
+            for table in list(self.tables.values()):
+                if now - table.touched > self.idle_ttl:
+                    self._drop_locked(table)
+                    gone.append(table)
+            self.reaped += len(gone)
+        for table in gone:
+            with table.lock:
+                table.close()
+        return len(gone)
+
+    def close(self) -> None:
+        with self.lock:
+            tables = list(self.tables.values())
+            self.tables.clear()
+            self.links.clear()
+            hinters = [h for h, _ in self._hinters.values()]
+            self._hinters.clear()
+        for t in tables:
+            t.close()
+        for h in hinters:
+            h.close()
+
+    # ------------------------------------------------------------------ hints
+    def hint(self, table: Table, seat: int) -> dict[str, Any]:
+        """The hint for ``seat``'s decision in ``table`` (the caller holds ``table.lock``): hint agents are
+        built once per rule set; the sampled deals come from the game and the decision (same question,
+        same answer)."""
+        from .hints import Hinter
+
+        rules = table.session.rules
+        with self.lock:
+            entry = self._hinters.get(rules)
+            if entry is not None:
+                self._hinters.move_to_end(rules)
+        if entry is None:
+            entry = (Hinter(self.hints, rules), threading.Lock())
+            with self.lock:
+                self._hinters[rules] = entry
+                drop = []
+                while len(self._hinters) > MAX_HINTERS:
+                    drop.append(self._hinters.popitem(last=False)[1][0])
+            for h in drop:
+                h.close()
+        hinter, lock = entry
+        rng = np.random.default_rng([table.hint_seed, len(table.log), seat])
+        with lock:
+            out = hinter.hint(table.session.game, seat, rng)
+        for a in out["agents"]:
+            a["agent"] = self.name_of(hinter.specs[hinter.names.index(a["agent"])])
+        return out
 
     # ------------------------------------------------------------------ replays
-    def checkpoint_agent(self, spec: str, rules: SmearRules) -> Any:
-        """A checkpoint agent for replays, only for checkpoints this server offers (cached)."""
-        if spec not in self.agents or not spec.endswith(".safetensors"):
+    def checkpoint_agent(self, name: str, rules: SmearRules) -> Any:
+        """A checkpoint agent for replays, only for checkpoints this server offers and only under the rules
+        it plays (else None: no probabilities)."""
+        spec = self.specs.get(name)
+        if spec is None or not is_checkpoint(spec) or why_not(spec, rules) is not None:
             return None
-        key = (spec, rules)
-        if key not in self._policies:
-            from ..agents.registry import make_agent
-
-            try:
-                self._policies[key] = make_agent(spec, rules)
-            except Exception:  # other rules than it was trained for: no probabilities
-                self._policies[key] = None
-        return self._policies[key]
+        try:
+            return self.make_agent(spec, rules)
+        except Exception:  # pragma: no cover - why_not said it plays these rules
+            return None
 
 
-def parse_move(body: Any, legal: Sequence[int]) -> int:
-    """The action of a move request ``{"action": <id>|"<name>"}``; ApiError naming the legal ones."""
+def scrub(text: str, server: Server | None = None) -> str:
+    """``text`` without server paths: agent specs become their names, this folder and home are dropped."""
+    import os
+
+    if server is not None:
+        for k, spec in sorted(server.specs.items(), key=lambda kv: -len(kv[1])):
+            if spec != k:
+                text = text.replace(spec, k)
+    for root in sorted({os.getcwd(), str(Path(__file__).resolve().parents[2]), os.path.expanduser("~")},
+                       key=len, reverse=True):
+        if len(root) > 1:
+            text = text.replace(root + os.sep, "").replace(root, ".")
+    return text
+
+
+def parse_move(body: Any, legal: Sequence[int], game: Any = None) -> int:
+    """The action of a move request ``{"action": <id>|"<name>"}``; ApiError naming the legal ones (and, with
+    ``game``, why the move is illegal)."""
     names = [{"id": a, "name": action_name(a)} for a in legal]
     if not isinstance(body, dict) or "action" not in body or len(body) != 1:
         raise ApiError(400, "a move is a JSON object {\"action\": <id or name>}", legal_actions=names)
@@ -209,16 +454,20 @@ def parse_move(body: Any, legal: Sequence[int]) -> int:
         raise ApiError(400, f"action must be an action id or name, not {a!r}", legal_actions=names)
     if a not in legal:
         legal_text = ", ".join(f"{x['id']} ({x['name']})" for x in names) or "none (not your turn)"
+        why = why_illegal(game, a) if game is not None and legal and 0 <= a < 72 else None
         raise ApiError(409 if not legal else 422,
-                       f"action {a} ({action_name(a)}) is not legal now; legal actions: {legal_text}",
-                       legal_actions=names)
+                       f"action {a} ({action_name(a) if 0 <= a < 72 else 'no such action'}) is not legal now"
+                       + (f": {why}" if why else "") + f"; legal actions: {legal_text}",
+                       legal_actions=names, why=why)
     return a
 
 
 # ============================================================================ replay frames
-def replay_frames(record: dict[str, Any], server: Server | None = None) -> dict[str, Any]:
-    """Every decision of a smear-record/1 game with all hands face up: a list of frames, one per state
-    (the deal of each hand, then after each action), and a score line per hand. For players that are
+def replay_frames(record: dict[str, Any], server: Server | None = None, hand_from: int = 0,
+                  max_hands: int = MAX_REPLAY_HANDS) -> dict[str, Any]:
+    """The decisions of hands ``hand_from .. hand_from + max_hands - 1`` of a smear-record/1 game with all
+    hands face up: a list of frames, one per state (the deal of each hand, then after each action), and a
+    score line for every hand (with the cards and players that won each point). For players that are
     checkpoints this server offers, each of their decisions carries the action probabilities."""
     from ..actions import bid_action, discard_action, play_action, trump_action
     from ..cards import SUIT_CHARS, cards_of, parse_card
@@ -228,8 +477,12 @@ def replay_frames(record: dict[str, Any], server: Server | None = None) -> dict[
 
     replay(record)  # validates: raises RecordMismatchError naming the hand and field
     rules = SmearRules.from_dict(record["rules"])
-    players = record.get("players") or ["seat 0", "seat 1", "seat 2", "seat 3"]
+    players = [str(p) for p in record.get("players") or ["seat 0", "seat 1", "seat 2", "seat 3"]]
     agents = [server.checkpoint_agent(p, rules) if server is not None else None for p in players]
+    n_hands = len(record["hands"])
+    if not 0 <= hand_from < max(n_hands, 1):
+        raise ValueError(f"hand_from {hand_from} is out of range: the record has {n_hands} hand(s)")
+    window = range(hand_from, min(n_hands, hand_from + max_hands))
     frames: list[dict[str, Any]] = []
     hands_summary = []
     game: Game | None = None
@@ -258,16 +511,21 @@ def replay_frames(record: dict[str, Any], server: Server | None = None) -> dict[
                                   for a, p in sorted(probs.items(), key=lambda kv: -kv[1])]
         if g.phase >= 4 and not g.hand_thrown_in and g.hand_result is not None:
             f["hand_result"] = g.hand_result
+            f["hand_end"] = point_details(g)
         if g.hand_thrown_in:
             f["thrown_in"] = True
         frames.append(f)
 
     for i, h in enumerate(record["hands"]):
+        if i >= window.stop:
+            break
         if game is None:
             game = Game.from_deal(h["deal"], h["stock"], h["dealer"], rules)
         else:
             game.start_next_hand(deal=(h["deal"], h["stock"]))
-        frame(game, i, None, None, None, None)
+        shown = i in window
+        if shown:
+            frame(game, i, None, None, None, None)
         actions = [bid_action(0 if b["bid"] == "pass" else b["bid"]) for b in h["bids"]]
         if "trump" in h and rules.kitty_size:
             actions.append(trump_action(SUIT_CHARS.index(h["trump"])))
@@ -276,19 +534,31 @@ def replay_frames(record: dict[str, Any], server: Server | None = None) -> dict[
         actions += [play_action(parse_card(p["card"])) for p in plays]
         for a in actions:
             actor = game.current_player
-            agent = agents[actor] if actor is not None else None
+            agent = agents[actor] if actor is not None and shown else None
             probs = probabilities_at(agent, game, actor) if agent is not None else None
             n = len(game.tricks)
             game.apply(a)
-            frame(game, i, actor, a, probs, True if len(game.tricks) > n else None)
-        hands_summary.append({
+            if shown:
+                frame(game, i, actor, a, probs, True if len(game.tricks) > n else None)
+        summary = {
             "hand": i, "dealer": h["dealer"], "bidder": h.get("bidder"), "contract": h.get("contract"),
             "trump": h.get("trump"), "thrown_in": bool(h.get("thrown_in")), "points": h.get("points"),
             "score_change": h.get("score_change"), "scores": h.get("scores"),
             "made_contract": h.get("made_contract"), "incomplete": bool(h.get("incomplete")),
+        }
+        if shown:
+            summary["hand_end"] = point_details(game)
+        hands_summary.append(summary)
+    for h in record["hands"][len(hands_summary):]:  # the score lines of the hands after the window
+        hands_summary.append({
+            "hand": len(hands_summary), "dealer": h["dealer"], "bidder": h.get("bidder"),
+            "contract": h.get("contract"), "trump": h.get("trump"), "thrown_in": bool(h.get("thrown_in")),
+            "points": h.get("points"), "score_change": h.get("score_change"), "scores": h.get("scores"),
+            "made_contract": h.get("made_contract"), "incomplete": bool(h.get("incomplete")),
         })
     return {"players": players, "rules": record["rules"], "final_scores": record["final_scores"],
             "winner": record["winner"], "frames": frames, "hands": hands_summary,
+            "hand_from": window.start, "hand_to": window.stop, "hands_total": n_hands,
             "probabilities_for": [p for p, a in zip(players, agents, strict=True) if a is not None]}
 
 
@@ -304,20 +574,32 @@ def _phase(g: Any) -> str:
     return Phase(g.phase).name
 
 
+def parse_json_text(text: str, what: str = "the request body") -> Any:
+    """``json.loads`` with a nesting bound (``MAX_JSON_DEPTH``, checked before parsing: json recurses)."""
+    from ..agents.checkpoint import json_depth
+
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise ApiError(400, f"{what} is JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise ApiError(400, f"{what} is JSON nested too deeply") from None
+
+
 def parse_upload(text: str, index: int) -> dict[str, Any]:
     """One record of an uploaded file: a JSON record, a JSON array of records, or JSON lines."""
     text = text.strip()
     if not text:
         raise ApiError(400, "the file is empty")
     try:
-        doc = json.loads(text)
+        doc = parse_json_text(text, "the file")
         recs = doc if isinstance(doc, list) else [doc]
     except json.JSONDecodeError:
         recs = []
         for n, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
-                    recs.append(json.loads(line))
+                    recs.append(parse_json_text(line, f"line {n}"))
                 except json.JSONDecodeError as e:
                     raise ApiError(400, f"line {n} is not JSON ({e}): not a smear-record/1 file") from None
     if not 0 <= index < len(recs):
@@ -334,8 +616,13 @@ def parse_upload(text: str, index: int) -> dict[str, Any]:
 
 # ============================================================================ the app
 def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None = None,
-               max_games: int = MAX_GAMES, max_hands: int = DEFAULT_MAX_HANDS) -> Any:
-    """The Starlette app (``app.state.server`` holds the games)."""
+               max_games: int = MAX_GAMES, max_hands: int = DEFAULT_MAX_HANDS,
+               idle_ttl: float = IDLE_TTL, reap_every: float | None = None) -> Any:
+    """The Starlette app (``app.state.server`` holds the games). While it runs (its lifespan), a thread
+    reaps games idle for ``idle_ttl`` seconds every ``reap_every`` seconds (default: a tenth of the TTL,
+    between 1 s and 60 s)."""
+    from contextlib import asynccontextmanager
+
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import FileResponse, JSONResponse
@@ -344,7 +631,8 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
 
     if agents is None:
         agents = default_agents()
-    server = Server(agents, hints, max_games=max_games, max_hands=max_hands)
+    server = Server(agents, hints, max_games=max_games, max_hands=max_hands, idle_ttl=idle_ttl)
+    every = reap_every if reap_every is not None else min(60.0, max(1.0, idle_ttl / 10))
 
     def ok(body: Any, status: int = 200) -> JSONResponse:
         return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
@@ -353,24 +641,60 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         if not raw.strip():
             return {}
         try:
-            return json.loads(raw)
+            return parse_json_text(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ApiError(400, f"the request body is not JSON: {e}") from None
 
-    def handle(fn: Any, status: int = 200) -> Any:
+    async def read_body(request: Request, types: Sequence[str]) -> bytes:
+        """The body, read as a stream and refused (413) as soon as it passes MAX_UPLOAD bytes; a body of
+        another media type than ``types`` is refused (415)."""
+        cl = request.headers.get("content-length")
+        if cl is not None:
+            if not cl.strip().isdigit():
+                raise ApiError(400, f"Content-Length {cl!r} is not a number")
+            if int(cl) > MAX_UPLOAD:
+                raise ApiError(413, f"the request is larger than {MAX_UPLOAD >> 20} MiB")
+        if request.method in ("GET", "HEAD"):
+            return b""
+        buf = bytearray()
+        async for chunk in request.stream():
+            buf += chunk
+            if len(buf) > MAX_UPLOAD:
+                raise ApiError(413, f"the request is larger than {MAX_UPLOAD >> 20} MiB")
+        if buf.strip():
+            ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype not in types:
+                raise ApiError(415, f"Content-Type {ctype or '(none)'!r} is not accepted here; send "
+                                    f"{' or '.join(types[:3])}")
+        return bytes(buf)
+
+    def handle(fn: Any, status: int = 200, types: Sequence[str] = JSON_TYPES) -> Any:
         """An endpoint running ``fn(request, raw_body)`` in the thread pool (agents may think a while; a
-        game's lock is only ever taken there), turning ApiError into its JSON answer."""
+        game's lock is only ever taken there), turning ApiError into its JSON answer; an unexpected error
+        is a JSON 500 naming only its type (no traceback, no path)."""
         from starlette.concurrency import run_in_threadpool
 
         async def endpoint(request: Request) -> Any:
             try:
-                raw = await request.body()
-                if len(raw) > MAX_UPLOAD:
-                    raise ApiError(413, f"the request is larger than {MAX_UPLOAD >> 20} MiB")
+                raw = await read_body(request, types)
                 return ok(await run_in_threadpool(fn, request, raw), status)
             except ApiError as e:
-                return ok(e.body, e.status)
+                resp = ok(e.body, e.status)
+                if e.status == 413:  # the rest of the body is not read: end the connection
+                    resp.headers["Connection"] = "close"
+                return resp
+            except Exception as e:  # a bug: say so without a traceback or a server path
+                return ok({"error": f"internal error ({type(e).__name__}): {scrub(str(e), server)}"}, 500)
         return endpoint
+
+    def since_of(request: Request, table: Table) -> int | None:
+        text = request.query_params.get("since")
+        if text is None:
+            return None
+        if not text.isdigit() or int(text) > len(table.log):
+            raise ApiError(400, f"since must be an integer 0..{len(table.log)} (the log's length), "
+                                f"not {text!r}")
+        return int(text)
 
     def config(request: Request, raw: bytes) -> Any:
         import dataclasses
@@ -380,58 +704,109 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
             choices = f.metadata.get("choices")
             rules[f.name] = {"default": f.default, "type": type(f.default).__name__,
                              "rule": f.metadata.get("rule"), "choices": list(choices) if choices else None}
-        return {"agents": server.agents, "hints": server.hints, "rules": rules}
+        return {"rules": rules, "idle_ttl": server.idle_ttl, **server.options(SmearRules())}
+
+    def agents_for(request: Request, raw: bytes) -> Any:
+        body = parse_json(raw)
+        if not isinstance(body, dict) or set(body) - {"rules"}:
+            raise ApiError(400, 'the body must be {"rules": {...}}')
+        try:
+            rules = SmearRules.from_dict(body.get("rules") or {})
+        except (RuleOptionError, TypeError, ValueError) as e:
+            raise ApiError(400, str(e)) from None
+        return server.options(rules)
 
     def new_game(request: Request, raw: bytes) -> Any:
-        game_id, table = server.new_game(parse_json(raw))
+        token, table = server.new_game(parse_json(raw))
         with table.lock:
-            return {"game_id": game_id, **table.state(table.session.advance())}
+            table.record_events(table.session.advance())
+            seat = server.links[token][1]
+            return {"game_id": token, "links": table.links(), **table.state(seat, 0)}
 
     def get_game(request: Request, raw: bytes) -> Any:
-        table = server.table(request.path_params["game_id"])
+        table, seat = server.link(request.path_params["game_id"])
         with table.lock:
-            return table.state()
+            return table.state(seat, since_of(request, table))
+
+    def human_seat(table: Table, seat: int | None) -> int:
+        if seat is None:
+            raise ApiError(403, "this is a spectator link: it can watch, not play", legal_actions=[])
+        return seat
 
     def act(request: Request, raw: bytes) -> Any:
-        table = server.table(request.path_params["game_id"])
+        table, seat = server.link(request.path_params["game_id"])
         with table.lock:
+            seat = human_seat(table, seat)
+            since = since_of(request, table)
+            before = len(table.log)
             s = table.session
             if s.over:
                 raise ApiError(409, "the game is over", legal_actions=[])
             if s.hand_over:
                 raise ApiError(409, "the hand is over: POST .../next deals the next one", legal_actions=[])
-            legal = s.game.legal_actions() if s.to_act() == table.seat else ()
+            legal = s.game.legal_actions() if s.to_act() == seat else ()
             try:
                 body = parse_json(raw)
             except ApiError as e:
                 raise ApiError(400, e.body["error"],
                                legal_actions=[{"id": a, "name": action_name(a)} for a in legal]) from None
-            action = parse_move(body, legal)
-            return table.state(s.act(table.seat, action))
+            action = parse_move(body, legal, s.game)
+            table.record_events(s.act(seat, action))
+            return table.state(seat, before if since is None else since)
 
     def next_hand(request: Request, raw: bytes) -> Any:
-        table = server.table(request.path_params["game_id"])
+        table, seat = server.link(request.path_params["game_id"])
         with table.lock:
+            seat = human_seat(table, seat)
+            since = since_of(request, table)
+            before = len(table.log)
             try:
                 events = table.session.next_hand()
             except IllegalActionError as e:
                 raise ApiError(409, str(e)) from None
-            return table.state(events)
+            table.record_events(events, new_hand=True)
+            return table.state(seat, before if since is None else since)
 
     def hint(request: Request, raw: bytes) -> Any:
-        table = server.table(request.path_params["game_id"])
+        table, seat = server.link(request.path_params["game_id"])
         with table.lock:
-            if table.session.to_act() != table.seat:
+            seat = human_seat(table, seat)
+            if table.session.to_act() != seat:
                 raise ApiError(409, "it is not your turn")
-            return {"hints": table.hints()}
+            try:
+                return server.hint(table, seat)
+            except ApiError:
+                raise
+            except Exception as e:  # a failing hint agent (e.g. a bot): say so, the game goes on
+                raise ApiError(503, f"the hint agents could not answer: {scrub(str(e), server)}") from None
+
+    def leave(request: Request, raw: bytes) -> Any:
+        table, seat = server.link(request.path_params["game_id"])
+        body = parse_json(raw)
+        if not isinstance(body, dict) or set(body) - {"agent"}:
+            raise ApiError(400, 'the body must be {} or {"agent": "<agent>"}')
+        with table.lock:
+            seat = human_seat(table, seat)
+            s = table.session
+            if seat not in s.humans:
+                raise ApiError(409, f"seat {seat} is already played by an agent")
+            spec = server._spec("agent", body.get("agent"), s.rules, server.default_spec(s.rules))
+            agent = server.make_agent(spec, s.rules)
+            before = len(table.log)
+            rng = np.random.default_rng(None if s.seed is None else [s.seed, 7, seat])
+            table.record_events(s.take_over(seat, agent, rng))
+            table.left.append(seat)
+            s.names[seat] = server.name_of(spec)
+            return table.state(seat, before)
 
     def resign(request: Request, raw: bytes) -> Any:
-        table = server.table(request.path_params["game_id"])
+        table, seat = server.link(request.path_params["game_id"])
         with table.lock:
+            human_seat(table, seat)
             s = table.session
             if not s.over:
-                s.error = "resigned: the game was ended by the player"
-            return table.state()
+                s.error = "resigned: the game was ended by a player"
+            return table.state(seat, len(table.log))
 
     def finished(table: Table) -> dict[str, Any]:
         with table.lock:
@@ -441,25 +816,37 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
             return table.session.record()
 
     def record(request: Request, raw: bytes) -> Any:
-        return finished(server.table(request.path_params["game_id"]))
+        return finished(server.link(request.path_params["game_id"])[0])
+
+    def hand_from_of(request: Request) -> int:
+        text = request.query_params.get("hand_from", "0")
+        if not text.isdigit():
+            raise ApiError(400, f"hand_from must be a non-negative integer, not {text!r}")
+        return int(text)
 
     def game_replay(request: Request, raw: bytes) -> Any:
-        return replay_frames(finished(server.table(request.path_params["game_id"])), server)
+        table, seat = server.link(request.path_params["game_id"])
+        rec = finished(table)
+        try:
+            out = replay_frames(rec, server, hand_from_of(request))
+        except ValueError as e:
+            raise ApiError(400, str(e)) from None
+        out["view_seat"] = seat
+        return out
 
     def upload_replay(request: Request, raw: bytes) -> Any:
         from ..record import RecordMismatchError
 
+        text = request.query_params.get("index", "0")
+        if not text.isdigit():
+            raise ApiError(400, f"index must be a non-negative integer, not {text!r}")
         try:
-            index = int(request.query_params.get("index", "0"))
-        except ValueError:
-            raise ApiError(400, "index must be an integer") from None
-        try:
-            text = raw.decode("utf-8")
+            body = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise ApiError(400, "the file is not UTF-8 text: not a smear-record/1 file") from None
-        rec = parse_upload(text, index)
+        rec = parse_upload(body, int(text))
         try:
-            return replay_frames(rec, server)
+            return replay_frames(rec, server, hand_from_of(request))
         except (RecordMismatchError, RuleOptionError, IllegalActionError, ValueError) as e:
             raise ApiError(400, f"the record does not replay: {e}") from None
 
@@ -471,15 +858,17 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         Route("/", page),
         Route("/replay", page),
         Route("/api/config", handle(config)),
+        Route("/api/agents", handle(agents_for), methods=["POST"]),
         Route("/api/games", handle(new_game, 201), methods=["POST"]),
         Route("/api/games/{game_id}", handle(get_game)),
         Route("/api/games/{game_id}/actions", handle(act), methods=["POST"]),
         Route("/api/games/{game_id}/next", handle(next_hand), methods=["POST"]),
         Route("/api/games/{game_id}/hint", handle(hint)),
+        Route("/api/games/{game_id}/leave", handle(leave), methods=["POST"]),
         Route("/api/games/{game_id}/resign", handle(resign), methods=["POST"]),
         Route("/api/games/{game_id}/record", handle(record)),
         Route("/api/games/{game_id}/replay", handle(game_replay)),
-        Route("/api/replay", handle(upload_replay), methods=["POST"]),
+        Route("/api/replay", handle(upload_replay, types=UPLOAD_TYPES), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
 
@@ -489,24 +878,45 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
     async def not_allowed(request: Request, exc: Exception) -> Any:
         return ok({"error": f"method {request.method} is not allowed on {request.url.path}"}, 405)
 
-    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        stop = threading.Event()
+
+        def reaper() -> None:
+            while not stop.wait(every):
+                try:
+                    server.reap()
+                except Exception:  # pragma: no cover - keep reaping
+                    pass
+
+        thread = threading.Thread(target=reaper, name="smear-serve reaper", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=5)
+            server.close()
+
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed}, lifespan=lifespan)
     app.state.server = server
     return app
 
 
 def default_agents() -> list[str]:
-    from .cli import default_agent_spec
+    """The shipped agent ``default`` (when its file is here), ``heuristic``, ``random``, ``pimc``."""
+    from .cli import shipped_agent_path
 
-    spec, _ = default_agent_spec(SmearRules())
-    return list(dict.fromkeys([spec, "heuristic", "random", "pimc"]))
+    first = ["default"] if shipped_agent_path() is not None else []
+    return list(dict.fromkeys([*first, "heuristic", "random", "pimc"]))
 
 
 # ============================================================================ CLI
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="smear-serve",
-        description="A local web table: play Smear against agents in the browser, and replay recorded games "
-                    "(smear-record/1) with every hand face up.",
+        description="A local web table: play Smear with friends and agents in the browser, and replay "
+                    "recorded games (smear-record/1) with every hand face up.",
     )
     ap.add_argument("--host", default="127.0.0.1",
                     help="address to bind (default 127.0.0.1: this machine only)")
@@ -515,9 +925,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an agent players may choose (repeatable; the first is the default opponent; "
                          "default: the shipped agent, heuristic, random, pimc). 'cmd:...' bots too.")
     ap.add_argument("--hint", action="append", metavar="SPEC",
-                    help="agent asked by the Hint button (repeatable; default: the first --agent)")
+                    help="agent asked by the Hint button (repeatable; default: the first --agent and pimc)")
     ap.add_argument("--max-games", type=int, default=MAX_GAMES, help="games kept in memory (oldest go first)")
     ap.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS, help="hands per game at most (R21)")
+    ap.add_argument("--idle-ttl", type=float, default=IDLE_TTL,
+                    help=f"forget a game untouched this many seconds, closing its bots "
+                         f"(default {IDLE_TTL:g})")
     return ap
 
 
@@ -537,12 +950,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(str(e))
     if args.max_games < 1 or args.max_hands < 1:
         ap.error("--max-games and --max-hands must be >= 1")
+    if not 1.0 <= args.idle_ttl <= 30 * 86400:
+        ap.error(f"--idle-ttl must be between 1 and {30 * 86400} seconds, not {args.idle_ttl}")
     import uvicorn
 
-    app = create_app(agents, args.hint, max_games=args.max_games, max_hands=args.max_hands)
+    app = create_app(agents, args.hint, max_games=args.max_games, max_hands=args.max_hands,
+                     idle_ttl=args.idle_ttl)
     print(f"smear-serve: open http://{args.host}:{args.port}/ (replay viewer: /replay); Ctrl-C stops")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 
-__all__ = ["Server", "create_app", "main", "replay_frames"]
+__all__ = ["MAX_JSON_DEPTH", "MAX_REPLAY_HANDS", "MAX_UPLOAD", "Server", "create_app", "main",
+           "replay_frames", "spectator_view"]

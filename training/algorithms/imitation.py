@@ -68,63 +68,67 @@ def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int
     }
 
 
-BATCHED_TEACHERS = ("heuristic", "random")
-"""Teachers :func:`generate_batched` can play on the batched engine."""
-
-
 def generate_batched(teacher: str, rules: SmearRules, decisions: int, seed: int, epsilon: float = 0.0,
-                     score_scale: float = 0.25, lanes: int = 256) -> dict[str, np.ndarray]:
-    """:func:`generate` on the batched engine (:class:`smear_env.vector.VectorGame`, ``lanes`` games stepped
-    together, in this process): the same rows and labels -- every decision of the teacher in all four seats,
-    the hand's scaled point difference for the decider's team as its return (0 for the passes of a thrown-in
-    hand) -- for ``teacher`` "heuristic" (through :func:`smear_env.observation.decode_batch`) or "random".
-    Whole hands only: the rows of hands still open when ``decisions`` is reached are dropped."""
-    from smear_env.agents.heuristic import HeuristicAgent
-    from smear_env.observation import decode_batch
-    from smear_env.vector import VectorGame, random_actions
+                     score_scale: float = 0.25, lanes: int = 256,
+                     max_cycles: int = 2000) -> dict[str, np.ndarray]:
+    """:func:`generate` on the batched table (:class:`smear_env.batched_table.BatchedTable`, ``lanes``
+    games stepped together, in this process) for any ``teacher`` spec
+    (:func:`~smear_env.agents.batched.make_batched_agent`: vectorised for random, the heuristic and
+    checkpoints, row by row for pimc and bots): the same rows and labels -- every decision of the teacher in
+    all four seats, the table's "score" reward of the row's hand for the decider's team (times
+    ``score_scale``, :func:`~smear_env.table.shaped_team_rewards`) as its return (0 for the passes of a
+    thrown-in hand and for a hand cut off by ``max_cycles``). Whole hands only: the rows of hands still
+    open when ``decisions`` is reached are dropped."""
+    from smear_env.agents.batched import make_batched_agent
+    from smear_env.batched_table import BatchedTable
+    from smear_env.vector import random_actions
 
-    if teacher not in BATCHED_TEACHERS:
-        raise ValueError(f"generate_batched: teacher {teacher!r} is not one of {BATCHED_TEACHERS}")
+    agent = make_batched_agent(teacher, rules)
     rng = np.random.default_rng(seed)
-    vg = VectorGame(lanes, rules, seed=int(rng.integers(2**62)))
-    heuristic = HeuristicAgent(rules) if teacher == "heuristic" else None
-    hand_no = np.zeros(lanes, dtype=np.int64)  # hands begun per lane (a thrown-in hand counts)
+    opts = TableOptions(episode="game", reward="score", max_cycles=max_cycles, score_scale=score_scale)
+    table = BatchedTable(lanes, [agent], np.zeros(4, dtype=np.int64), rules, opts,
+                         seed=int(rng.integers(2**62)))
+    vg = table.vg
+    ar = np.arange(lanes)
+    hand_no = np.zeros(lanes, dtype=np.int64)  # hands begun per lane (a thrown-in or cut-off hand counts)
     obs, mask, act, row_lane, row_seat, row_hand = [], [], [], [], [], []
-    scored_key, scored_rew = [], []  # lane * 2**32 + hand number -> (4,) raw point differences
+    scored_key, scored_rew = [], []  # lane * 2**32 + hand number -> (4,) scaled point differences
     n = 0
-    while n < decisions:
-        o, m = vg.observe(), vg.legal_mask()
-        if heuristic is not None:
-            a = np.array([heuristic.act_view(v) for v in decode_batch(o, m)], dtype=np.int64)
-        else:
-            a = random_actions(m, rng)
-        obs.append(o)
-        mask.append(m)
-        act.append(a)
-        row_lane.append(np.arange(lanes))
-        row_seat.append(vg.to_act.copy())
-        row_hand.append(hand_no.copy())
-        played = a
-        if epsilon > 0:
-            explore = rng.random(lanes) < epsilon
-            if explore.any():
-                played = a.copy()
-                played[explore] = random_actions(m[explore], rng)
-        res = vg.step(played)
-        done = np.flatnonzero(res.hand_over)
-        scored_key.append(done * 2**32 + hand_no[done])
-        scored_rew.append(res.reward_score[done])
-        hand_no[res.hand_over | res.thrown_in] += 1
-        n += lanes
+    try:
+        while n < decisions:
+            o, m = vg.observe(), vg.legal_mask()
+            seat = vg.to_act.copy()
+            a = agent.act_batch(o, m, (ar << 2) + seat)
+            obs.append(o)
+            mask.append(m)
+            act.append(a)
+            row_lane.append(ar)
+            row_seat.append(seat)
+            row_hand.append(hand_no.copy())
+            played = a
+            if epsilon > 0:
+                explore = rng.random(lanes) < epsilon
+                if explore.any():
+                    played = a.copy()
+                    played[explore] = random_actions(m[explore], rng)
+            st = table.apply(None, played)
+            res = st.result
+            done = np.flatnonzero(res.hand_over)
+            scored_key.append(done * 2**32 + hand_no[done])
+            scored_rew.append(st.rewards[done])
+            hand_no[res.hand_over | res.thrown_in | (st.new_game & ~res.game_over & ~res.truncated)] += 1
+            n += lanes
+    finally:
+        agent.close()
     lane_a, seat_a, hand_a = np.concatenate(row_lane), np.concatenate(row_seat), np.concatenate(row_hand)
-    keep = hand_a < hand_no[lane_a]  # the row's hand has ended (scored or thrown in)
+    keep = hand_a < hand_no[lane_a]  # the row's hand has ended (scored, thrown in or cut off)
     keys, rews = np.concatenate(scored_key), np.concatenate(scored_rew)
     order = np.argsort(keys)
     keys, rews = keys[order], rews[order]
     row_key = lane_a * 2**32 + hand_a
     pos = np.minimum(np.searchsorted(keys, row_key), max(len(keys) - 1, 0))
     found = (keys[pos] == row_key) if len(keys) else np.zeros(len(row_key), dtype=bool)
-    ret = np.where(found, rews[pos, seat_a] if len(keys) else 0.0, 0.0) * score_scale
+    ret = np.where(found, rews[pos, seat_a] if len(keys) else 0.0, 0.0)
     return {
         "obs": np.concatenate(obs)[keep].astype(np.float32), "mask": np.concatenate(mask)[keep].astype(bool),
         "act": np.concatenate(act)[keep], "ret": ret[keep].astype(np.float32),
@@ -140,8 +144,8 @@ def pretrain(policy: torch.nn.Module, teacher: str, rules: SmearRules, decisions
              log: Callable[[dict[str, float], int], None] | None = None,
              score_scale: float = 0.25, batched: bool = False) -> dict[str, float]:
     """Behaviour-clone ``teacher`` into ``policy`` (in place). Returns final metrics. ``batched``: record
-    the teacher with :func:`generate_batched` (heuristic or random teacher) instead of ``workers``
-    processes of :func:`generate`."""
+    the teacher with :func:`generate_batched` (any teacher spec) instead of ``workers`` processes of
+    :func:`generate`."""
     t0 = time.monotonic()
     if batched:
         data = generate_batched(teacher, rules, decisions, seed, epsilon, score_scale)

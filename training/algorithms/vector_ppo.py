@@ -1,29 +1,26 @@
-"""PPO self-play on the batched engine (:class:`smear_env.vector.VectorGame`): ``n_envs`` games held as
-arrays and stepped together, with no Python loop over games on the hot path.
+"""PPO on the batched table (:class:`smear_env.batched_table.BatchedTable`): ``n_envs`` games on the batched
+engine stepped together, with no Python loop over games on the hot path.
 
-Each engine step takes one decision in every lane. The seats of a lane are played by the learner (the
-current policy), a frozen snapshot of it, the heuristic or the batched random agent; all the learner's
-decisions of all lanes go through one forward pass, and the snapshot seats through one pass per snapshot
-in play (a rollout starts the snapshot games it deals against one snapshot drawn from the pool, so usually
-one). Opponent team per game (``selfplay.opponents``): ``"self"`` (the learner in all four seats),
-``"snapshot"``, ``"heuristic"`` or ``"random"``; the partner is always the learner. The heuristic plays
-from each seat's own observation row, turned back into its view by
-:func:`smear_env.observation.decode_batch` (~25 µs a decision) plus the agent's own ~20 µs, with no
-reference game per lane; other per-game agents (pimc, checkpoints, bots) are not offered here (the
-in-training evaluation plays any of them).
+The seats of a game are played by the learner (the current policy), by a frozen snapshot of it, or by any
+agent spec of :func:`smear_env.agents.batched.make_batched_agent` (``random``, ``heuristic``, a checkpoint
+or shipped agent, ``pimc``, a ``cmd:`` bot -- the last two row by row). The opponent team is drawn per game
+from ``selfplay.opponents``: ``"self"`` (the learner in all four seats), ``"snapshot"`` (one of the pool's
+frozen policies; a rollout starts the snapshot games it deals against one snapshot drawn from the pool) or a
+spec; the partner is always the learner. The table runs the opponents itself until a learner is to act in
+every game (:meth:`BatchedTable.step`); all the learner's decisions of all games go through one forward
+pass, and the snapshot seats through one pass per snapshot in play.
 
-Rewards, in the table layer's scale: a hand's ``reward_score`` is the raw point difference (own team's
-score change minus the other team's), multiplied by ``env.score_scale``; a game's ``reward_win`` is +-1.
-``env.episode`` / ``env.reward`` choose the return (the same meanings as native ``ppo``):
+Rewards and episodes are the table layer's (:mod:`smear_env.table`, the same meanings as native ``ppo``):
+``env.episode``, ``env.reward``, ``env.score_scale``, ``env.win_bonus`` and ``env.max_cycles`` (R21: a game
+is truncated after this many decisions of all seats, which ends every episode in it with no win reward) are
+the batched table's :class:`~smear_env.table.TableOptions`; a step's per-seat rewards come from
+:func:`~smear_env.table.shaped_team_rewards`. So
 
 * ``hand`` + ``score``: each scored hand is an episode (a thrown-in hand's passes belong to the redealt
-  hand's episode), rewarded with its scaled point difference;
-* ``game`` + ``score``: the returns run over the whole game (hand differences) plus ``env.win_bonus``
-  times the +-1 game outcome at the end (score shaping plus the win);
+  hand's episode), rewarded with its point difference times ``env.score_scale``;
+* ``game`` + ``score``: the returns run over the whole game (scaled hand differences) plus
+  ``env.win_bonus`` times the +-1 game outcome at the end (score shaping plus the win);
 * ``game`` + ``win``: only the +-1 game outcome.
-
-A game that reaches 200 hands without a winner is truncated (R21) and ends every episode with no win
-reward.
 
 Trajectory bookkeeping is numpy arrays indexed by (lane, seat): each stored decision links to the same
 seat's next decision; a reward lands on the seat's last decision. Episodes still open when a rollout is
@@ -44,30 +41,55 @@ import numpy as np
 import torch
 
 from smear_env.actions import PASS_ACTION, TRUMP_ACTION_BASE
-from smear_env.agents.heuristic import HeuristicAgent
-from smear_env.observation import OBS_SIZE, decode_batch
-from smear_env.vector import VectorGame, random_actions
+from smear_env.agents.batched import make_batched_agent
+from smear_env.batched_table import LEARNER, BatchedStep, BatchedTable
+from smear_env.observation import OBS_SIZE
+from smear_env.table import TableOptions
+from smear_env.vector import VectorGame
 
-from ..config import TrainConfig, check_vector_opponents
+from ..config import TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .ppo import PPOTrainer
 from .resume_state import restore_trainer_state
 
-LEARNER, RANDOM, SNAP, HEUR = 0, 1, 2, 3  # who plays a seat
-KINDS = {SELF: LEARNER, SNAPSHOT: SNAP, "random": RANDOM, "heuristic": HEUR}
-MAX_HANDS = 200
+SNAPSHOT_PLAYER = 1  # player index of the snapshot seats at the table (0: the learner)
 _BUFFER_KEYS = ("obs", "mask", "act", "logp", "val", "rew", "done", "nxt", "ep")
 
 
+class _Snapshots:
+    """The pool's frozen policies as one batched agent: a row plays the snapshot its lane's game was dealt
+    against (``trainer.snap_step``), sampled with the trainer's generator."""
+
+    name = SNAPSHOT
+    vectorised = True
+
+    def __init__(self, trainer: VectorPPOTrainer) -> None:
+        self.trainer = trainer
+
+    def start_game(self, slot: int, seat: int, rules: Any, rng: np.random.Generator) -> None:
+        pass
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        tr = self.trainer
+        steps = tr.snap_step[slots >> 2]
+        out = np.empty(len(slots), dtype=np.int64)
+        for s in np.unique(steps).tolist():
+            rows = np.flatnonzero(steps == s)
+            out[rows] = tr._snaps[s].act(obs[rows], mask[rows], tr.rng)[0]
+        return out
+
+    def close(self) -> None:
+        pass
+
+
 class VectorPPOTrainer(PPOTrainer):
-    """Rollouts on :class:`VectorGame` + native PPO updates (inherited). ``step`` counts learner
-    decisions trained on."""
+    """Rollouts on the batched table + native PPO updates (inherited). ``step`` counts learner decisions
+    trained on."""
 
     name = "vector_ppo"
 
     def __init__(self, cfg: TrainConfig, rng: np.random.Generator) -> None:  # noqa: D107
-        check_vector_opponents(cfg)
         self.cfg = cfg
         self.rng = rng
         self.rules = cfg.rules
@@ -77,19 +99,35 @@ class VectorPPOTrainer(PPOTrainer):
                                   suit_canonical=net.suit_canonical)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=a.learning_rate, eps=1e-5)
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
-        self._kind_codes = np.array([KINDS.get(k, LEARNER) for k in self.pool.names], dtype=np.int8)
-        self._heuristic = HeuristicAgent(cfg.rules)  # stateless between decisions: one serves every lane
+        # players at the table: 0 the learner, 1 the snapshots, then one batched agent per opponent spec
+        self.players: list[Any] = [LEARNER, _Snapshots(self)]
+        player_of = []
+        for name, prob in zip(self.pool.names, self.pool.probs, strict=True):
+            if name == SELF or prob == 0:  # (never drawn)
+                player_of.append(0)
+            elif name == SNAPSHOT:
+                player_of.append(SNAPSHOT_PLAYER)
+            else:
+                self.players.append(make_batched_agent(name, cfg.rules))
+                player_of.append(len(self.players) - 1)
+        self._player_of = np.array(player_of, dtype=np.int64)
+        env = cfg.env
+        self.table_options = TableOptions(episode=env.episode, reward=env.reward, max_cycles=env.max_cycles,
+                                          score_scale=env.score_scale, win_bonus=env.win_bonus)
         self.step = 0
         self.updates = 0
         self._stats: dict[str, float] = {}
         self._start_engine()
 
     # ------------------------------------------------------------------ games and seats
+    @property
+    def vg(self) -> VectorGame:
+        """The batched engine under the table."""
+        return self.table.vg
+
     def _start_engine(self) -> None:
         n = self.cfg.n_envs
-        self.vg = VectorGame(n, self.rules, seed=int(self.rng.integers(2**62)), max_hands=MAX_HANDS)
-        self.ctrl = np.zeros((n, 4), dtype=np.int8)  # LEARNER / RANDOM / SNAP per seat
-        self.lane_kind = np.zeros(n, dtype=np.int8)  # kind of the opponent team (LEARNER: pure self-play)
+        self.lane_opp = np.full(n, -1, dtype=np.int64)  # pool.names index of the opponents (-1: self-play)
         self.learner_team = np.zeros(n, dtype=np.int64)
         self.snap_step = np.full(n, -1, dtype=np.int64)  # pool step of the snapshot a lane plays
         self._snaps: dict[int, Any] = {}  # step -> frozen policy, for the snapshots lanes play
@@ -108,25 +146,31 @@ class VectorPPOTrainer(PPOTrainer):
         self.chain = np.zeros((n, 4), dtype=np.int64)  # decisions in each seat's open episode
         self._next_ep = 0
         self.ready = 0  # entries of finished episodes
-        self._seat_games(np.arange(n))
+        self.table = BatchedTable(n, self.players, np.zeros(4, dtype=np.int64), self.rules,
+                                  self.table_options, seed=int(self.rng.integers(2**62)),
+                                  on_new_games=self._seat_games, on_step=self._on_step)
+        self._obs, self._mask, info = self.table.reset()
+        self._seat = info["seat"]
 
-    def _seat_games(self, lanes: np.ndarray) -> None:
-        """Draw who plays the new games of ``lanes`` (opponent team kind and side)."""
+    def _seat_games(self, table: BatchedTable, lanes: np.ndarray) -> None:
+        """Draw who plays the new games of ``lanes`` (opponent team and side) and seat them."""
         k = len(lanes)
         if k == 0:
             return
-        kinds = self._kind_codes[self.rng.choice(len(self._kind_codes), size=k, p=self.pool.probs)]
+        opp = self.rng.choice(len(self.pool.names), size=k, p=self.pool.probs)
+        player = self._player_of[opp]
         if self._active is None:
-            kinds = np.where(kinds == SNAP, LEARNER, kinds)  # no snapshot yet: self-play
+            player = np.where(player == SNAPSHOT_PLAYER, 0, player)  # no snapshot yet: self-play
         team = self.rng.integers(2, size=k)
-        ctrl = np.zeros((k, 4), dtype=np.int8)
-        rows = np.arange(k)
-        ctrl[rows, 1 - team] = kinds
-        ctrl[rows, 3 - team] = kinds
-        self.ctrl[lanes] = ctrl
-        self.lane_kind[lanes] = kinds
+        rows = np.zeros((k, 4), dtype=np.int64)
+        ar = np.arange(k)
+        rows[ar, 1 - team] = player
+        rows[ar, 3 - team] = player
+        table.set_seating(lanes, rows)
+        self.lane_opp[lanes] = np.where(player == 0, -1, opp)
         self.learner_team[lanes] = team
-        self.snap_step[lanes] = np.where(kinds == SNAP, -1 if self._active is None else self._active, -1)
+        active = -1 if self._active is None else self._active
+        self.snap_step[lanes] = np.where(player == SNAPSHOT_PLAYER, active, -1)
 
     def _choose_snapshot(self) -> None:
         snaps = self.pool.snapshots
@@ -138,6 +182,37 @@ class VectorPPOTrainer(PPOTrainer):
         if self._active is not None:
             in_use.add(self._active)
         self._snaps = {s: p for s, p in self._snaps.items() if s in in_use}
+
+    def _on_step(self, table: BatchedTable, st: BatchedStep) -> None:
+        """Statistics of one engine step (before the games that ended in it are replaced)."""
+        res, stats = st.result, self._stats
+        scored = np.flatnonzero(res.hand_over)
+        if scored.size:
+            stats["hands"] = stats.get("hands", 0) + int(scored.size)
+            vg = table.vg
+            bidder = vg.hand_bidder[scored]
+            mine = table.is_learner[table.seating[scored, bidder]]
+            if mine.any():
+                stats["contracts"] = stats.get("contracts", 0) + int(mine.sum())
+                stats["made"] = stats.get("made", 0) + int(vg.hand_made[scored[mine]].sum())
+                contracts = int(vg.hand_contract[scored[mine]].sum())
+                stats["contract_sum"] = stats.get("contract_sum", 0) + contracts
+            vs = scored[self.lane_opp[scored] >= 0]
+            if vs.size:
+                t = self.learner_team[vs]
+                d = res.score_delta[vs, t] - res.score_delta[vs, 1 - t]
+                stats["score_diff_sum"] = stats.get("score_diff_sum", 0.0) + float(d.sum())
+                stats["score_diff_n"] = stats.get("score_diff_n", 0) + int(vs.size)
+        over = np.flatnonzero(res.game_over)
+        over = over[self.lane_opp[over] >= 0]
+        if over.size:
+            opp = self.lane_opp[over]
+            won = res.winner[over] == self.learner_team[over]
+            for o in np.unique(opp).tolist():
+                sel = opp == o
+                key = f"win_{self.pool.names[o]}"
+                stats[key] = stats.get(key, 0) + int(won[sel].sum())
+                stats[key + "_n"] = stats.get(key + "_n", 0) + int(sel.sum())
 
     # ------------------------------------------------------------------ rollout
     def _store(self, lanes: np.ndarray, seats: np.ndarray, obs: np.ndarray, mask: np.ndarray,
@@ -183,76 +258,28 @@ class VectorPPOTrainer(PPOTrainer):
         np.add.at(self.buf["rew"], last[ok], r[ok])
 
     def collect(self, target: int) -> dict[str, np.ndarray]:
-        vg, env, policy, rng = self.vg, self.cfg.env, self.policy, self.rng
+        policy, rng = self.policy, self.rng
         policy.eval()
         self._choose_snapshot()
-        n_lanes = vg.num_games
-        ar = np.arange(n_lanes)
+        ar = np.arange(self.cfg.n_envs)
         st = self._stats
         bids = passes = bid_sum = 0
-        win_w = 1.0 if env.reward == "win" else env.win_bonus
-        score_w = env.score_scale if env.reward == "score" else 0.0
-        cut = env.episode == "game"  # rollouts are cut and bootstrapped instead of carrying episodes over
+        cut = self.cfg.env.episode == "game"  # rollouts are cut and bootstrapped instead of carried over
         while (self.n if cut else self.ready) < target:
-            seat = vg.to_act
-            who = self.ctrl[ar, seat]
-            obs = vg.observe()
-            mask = vg.legal_mask()
-            actions = np.empty(n_lanes, dtype=np.int64)
-            lrn = np.flatnonzero(who == LEARNER)
-            if lrn.size:
-                a, logp, val = policy.act(obs[lrn], mask[lrn], rng)
-                self._store(lrn, seat[lrn], obs[lrn], mask[lrn], a, logp, val)
-                actions[lrn] = a
-                is_bid = a < TRUMP_ACTION_BASE
-                n_pass = int((a == PASS_ACTION).sum())
-                passes += n_pass
-                bids += int(is_bid.sum()) - n_pass
-                bid_sum += int((a[is_bid & (a != PASS_ACTION)] + 1).sum())
-            rnd = np.flatnonzero(who == RANDOM)
-            if rnd.size:
-                actions[rnd] = random_actions(mask[rnd], rng)
-            heu = np.flatnonzero(who == HEUR)
-            if heu.size:
-                choose = self._heuristic.act_view
-                actions[heu] = [choose(v) for v in decode_batch(obs[heu], mask[heu])]
-            snp = np.flatnonzero(who == SNAP)
-            if snp.size:
-                steps = self.snap_step[snp]
-                for s in np.unique(steps).tolist():
-                    rows = snp[steps == s]
-                    actions[rows] = self._snaps[s].act(obs[rows], mask[rows], rng)[0]
-            res = vg.step(actions)
-            scored = np.flatnonzero(res.hand_over)
-            if scored.size:
-                if score_w:
-                    self._reward(scored, res.reward_score[scored] * score_w)
-                vs = scored[self.lane_kind[scored] != LEARNER]
-                if vs.size:
-                    t = self.learner_team[vs]
-                    d = res.score_delta[vs, t] - res.score_delta[vs, 1 - t]
-                    st["score_diff_sum"] = st.get("score_diff_sum", 0.0) + float(d.sum())
-                    st["score_diff_n"] = st.get("score_diff_n", 0) + int(vs.size)
-                st["hands"] = st.get("hands", 0) + int(scored.size)
-            ended = res.game_over | res.truncated
-            over = np.flatnonzero(res.game_over)
-            if over.size and win_w and env.episode == "game":
-                self._reward(over, res.reward_win[over] * win_w)
-            if env.episode == "hand":  # a thrown-in hand is redealt within the episode (table layer)
-                ep_end = np.flatnonzero(res.hand_over | ended)
-            else:
-                ep_end = np.flatnonzero(ended)
-            if ep_end.size:
-                self._end_episodes(ep_end)
-            new = np.flatnonzero(ended)
-            if new.size:
-                for kind, name in ((RANDOM, "random"), (SNAP, SNAPSHOT), (HEUR, "heuristic")):
-                    sel = over[self.lane_kind[over] == kind]
-                    if sel.size:
-                        won = res.winner[sel] == self.learner_team[sel]
-                        st[f"win_{name}"] = st.get(f"win_{name}", 0) + int(won.sum())
-                        st[f"win_{name}_n"] = st.get(f"win_{name}_n", 0) + int(sel.size)
-                self._seat_games(new)
+            obs, mask, seat = self._obs, self._mask, self._seat
+            a, logp, val = policy.act(obs, mask, rng)
+            self._store(ar, seat, obs, mask, a, logp, val)
+            is_bid = a < TRUMP_ACTION_BASE
+            n_pass = int((a == PASS_ACTION).sum())
+            passes += n_pass
+            bids += int(is_bid.sum()) - n_pass
+            bid_sum += int((a[is_bid & (a != PASS_ACTION)] + 1).sum())
+            self._obs, self._mask, rewards, terminated, truncated, info = self.table.step(a)
+            self._seat = info["seat"]
+            self._reward(ar, rewards)  # the opponents' seats hold no open decision
+            ended = np.flatnonzero(terminated | truncated)
+            if ended.size:
+                self._end_episodes(ended)
         st["bid_rate"] = bids / max(1, bids + passes)
         st["avg_bid"] = bid_sum / max(1, bids)
         return self._take_finished(cut)
@@ -261,7 +288,7 @@ class VectorPPOTrainer(PPOTrainer):
         """Per buffer entry: the value of the seat's current view for each open seat's last decision, else
         0."""
         boot = np.zeros(self.n, dtype=np.float32)
-        lanes_all = self.vg.num_games
+        lanes_all = self.cfg.n_envs
         with torch.no_grad():
             for s in range(4):
                 lanes = np.flatnonzero(self.last[:, s] >= 0)
