@@ -46,7 +46,6 @@ from ..observation import (
     VOIDS,
 )
 from ..rules import CARD_GAME_POINTS, cards_beating, suit_mask, trick_key
-from .batched import _check_start, _SlotTable, check_batch, mask_words, no_legal_error
 from .heuristic import (
     _BID_MARGIN,
     _JACK_WEIGHT,
@@ -56,6 +55,7 @@ from .heuristic import (
     keep_value,
     suit_estimate,
 )
+from .slots import _check_start, _SlotTable, check_batch, mask_words, no_legal_error
 
 __all__ = ["BatchedHeuristicAgent"]
 
