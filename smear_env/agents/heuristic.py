@@ -55,7 +55,7 @@ from ..cards import (
     RANK_KING,
     SUIT_MASKS,
 )
-from ..config import SmearRules
+from ..config import HIGH_LOW_ACE_SEVEN, SmearRules
 from ..infoset import PlayerView
 from ..rules import RANK_GAME_VALUE, TRICK_KEYS, trick_winner
 
@@ -93,7 +93,7 @@ def suit_estimate(
     if n == 0 and k == 0:
         return 0.0
     # R13 High
-    if rules.high_low == "ace_seven":
+    if rules.high_low == HIGH_LOW_ACE_SEVEN:
         high = 1.0 if has[RANK_ACE] else _P_PARTNER + p_k
     else:
         top = bits.bit_length() - 1
@@ -101,7 +101,7 @@ def suit_estimate(
         if not has[RANK_ACE]:
             high = min(1.0, high + p_k * (1.0 - high))
     # R14 Low
-    if rules.high_low == "ace_seven":
+    if rules.high_low == HIGH_LOW_ACE_SEVEN:
         low = 1.0 if has[RANK_7] else _P_PARTNER + p_k
     else:
         bottom = (bits & -bits).bit_length() - 1 if n else RANK_ACE
