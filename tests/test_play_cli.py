@@ -195,7 +195,9 @@ def test_the_end_of_a_hand_names_the_cards_and_players_and_grammar():
 
 def test_a_failing_bot_stops_smear_play_by_name_and_the_game_is_saved(tmp_path):
     bot = tmp_path / "bot.py"
-    bot.write_text("import sys\nfor line in sys.stdin:\n    print('{\"action\": 99}', flush=True)\n")
+    # the bot answers only requests (output before a request is a protocol error of its own)
+    bot.write_text("import sys\nfor line in sys.stdin:\n"
+                   "    if '\"act\"' in line:\n        print('{\"action\": 99}', flush=True)\n")
     path = tmp_path / "g.json"
     spec = f"cmd[timeout=5]:{sys.executable} {bot}"
     cmd = [sys.executable, "-m", "smear_env.play.cli", "--seed", "1", "--partner", "heuristic",

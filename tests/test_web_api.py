@@ -567,7 +567,7 @@ def test_idle_games_are_reaped_and_their_bot_processes_end(tmp_path):
         assert s["players"][0] == "human" and all(p.startswith("cmd:") and p.endswith(" bot.py")
                                                   and str(tmp_path) not in p for p in s["players"][1:])
         table = server.links[s["game_id"]][0]
-        procs = [a._proc for a in table.session.agents if a is not None and getattr(a, "_proc", None)]
+        procs = [a._bot.proc for a in table.session.agents if a is not None and getattr(a, "_bot", None)]
         assert procs and all(p.poll() is None for p in procs)
         assert server.reap() == 0  # not idle yet
         assert server.reap(now=time.monotonic() + 31) == 1
@@ -678,7 +678,7 @@ def test_reaping_ends_a_hostile_bot_that_ignores_quit_and_sigterm(tmp_path):
     with TestClient(app) as c:
         s = c.post("/api/games", json={"seed": 2, "rules": {"target_score": 3}}).json()
         table = app.state.server.links[s["game_id"]][0]
-        procs = [a._proc for a in table.session.agents if a is not None and getattr(a, "_proc", None)]
+        procs = [a._bot.proc for a in table.session.agents if a is not None and getattr(a, "_bot", None)]
         assert len(procs) == 3
         assert app.state.server.reap(now=time.monotonic() + 31) == 1
         for p in procs:

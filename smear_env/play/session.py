@@ -204,11 +204,10 @@ class Session:
         return self.advance()
 
     def close(self) -> None:
-        """Close agents that hold resources (bot processes)."""
-        for a in self.agents:
-            close = getattr(a, "close", None)
-            if callable(close):
-                close()
+        """Close agents that hold resources (bot processes): the bots all at once, in one grace period."""
+        from ..agents.protocol import close_agents
+
+        close_agents([a for a in self.agents if a is not None])
 
 
 __all__ = ["DEFAULT_MAX_HANDS", "Event", "Session", "agent_seed"]
