@@ -435,7 +435,8 @@ def _batch_values(t: Term, obs: np.ndarray, start: int) -> list[Any]:
 
 def decode_batch(obs: np.ndarray, mask: np.ndarray) -> list[PlayerView]:
     """:func:`decode` of each row of ``obs`` (``(n, OBS_SIZE)``) with the legal actions from the rows of
-    ``mask``: the same views, about 20x faster per row (the batched engine's heuristic opponents use it).
+    ``mask``: the same views, at 2-3x the rate per row of ``decode(vec, mask)`` for 4096 rows
+    (``benchmarks/decode_speed.py``).
     Unlike :func:`decode` it does not check that one-hot terms have at most one bit set (it takes the
     first)."""
     obs = np.asarray(obs)
