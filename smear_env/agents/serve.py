@@ -23,9 +23,9 @@ __all__ = ["serve_agent"]
 def serve_agent(spec: str, stdin: Any = None, stdout: Any = None) -> None:
     """Run the agent named by ``spec`` (any :func:`~smear_env.agents.registry.make_agent` spec) as a
     ``smear-bot/1`` bot on ``stdin``/``stdout``: each seat view is turned back into a
-    :class:`~smear_env.infoset.PlayerView` (:func:`~smear_env.seat_view.view_from_json`) and given to the agent exactly as an
-    in-process game gives it, so ``cmd:python -m smear_env.agents.protocol heuristic`` plays exactly as
-    ``heuristic`` does."""
+    :class:`~smear_env.infoset.PlayerView` (:func:`~smear_env.seat_view.view_from_json`) and given to the
+    agent exactly as an in-process game gives it, so ``cmd:python -m smear_env.agents.protocol heuristic``
+    plays exactly as ``heuristic`` does."""
     import sys
 
     stdin = sys.stdin if stdin is None else stdin
