@@ -7,6 +7,7 @@
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
+#   make ladder  round robin of every agent, rated: docs/ladder.md (LADDER_ARGS="--scale 0.05": quick)
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
 #   make test-tianshou  Tianshou venv (.venv-tianshou): the test suite + examples/tianshou_dqn.py
@@ -97,6 +98,13 @@ dist: $(STAMP)
 
 test-wheel: dist
 	tools/wheel_smoke.sh $(PYTHON)
+
+# The ladder (smear_env/evaluation/ladder.py): finished matches are kept in runs/ladder/matches.jsonl, so an
+# interrupted ladder continues where it stopped.
+LADDER_ARGS ?=
+.PHONY: ladder
+ladder: $(STAMP)
+	$(BIN)/python -m smear_env.evaluation.ladder --cache runs/ladder/matches.jsonl --workers 2 $(LADDER_ARGS)
 
 DOCS_STAMP := $(VENV)/.installed-docs
 $(DOCS_STAMP): $(STAMP)

@@ -295,17 +295,35 @@ class BatchedTable:
             lanes = np.flatnonzero(fixed)
             if not lanes.size:
                 return steps
-            obs = vg.observe()
-            mask = vg.legal_mask()
             all_lanes = lanes.size == n
-            if not all_lanes:
-                obs, mask = obs[lanes], mask[lanes]
             slots = (lanes << 2) + vg.to_act[lanes]
             wl = who[lanes]
             actions = np.empty(lanes.size, dtype=np.int64)
-            for p in np.unique(wl).tolist():
+            # agents with act_packed get the observation bits and legal bits, the others float rows and masks
+            acting = [(p, self.players[p]) for p in np.unique(wl).tolist()]
+            packed = [getattr(agent, "act_packed", None) for _, agent in acting]
+            obs = mask = words = legal = None
+            if not all(packed):
+                if any(packed):  # both forms from one pass
+                    words, obs = vg._observe(None, None, "both")
+                else:
+                    obs = vg.observe()
+                mask = vg.legal_mask()
+                if not all_lanes:
+                    obs, mask = obs[lanes], mask[lanes]
+            elif any(packed):
+                words = vg.observe_words()
+            if words is not None:
+                bits, base = vg._legal_bits()
+                legal = (bits, base) if all_lanes else (bits[lanes], base[lanes])
+                if not all_lanes:
+                    words = words[lanes]
+            for (p, agent), act_packed in zip(acting, packed, strict=True):
                 rows = np.flatnonzero(wl == p) if len(self.players) > 1 else slice(None)
-                actions[rows] = self.players[p].act_batch(obs[rows], mask[rows], slots[rows])
+                if act_packed is not None:
+                    actions[rows] = act_packed(words[rows], legal[0][rows], legal[1][rows], slots[rows])
+                else:
+                    actions[rows] = agent.act_batch(obs[rows], mask[rows], slots[rows])
             st = self.apply(None if all_lanes else lanes, actions)
             steps += 1
             if accumulate is not None:

@@ -70,12 +70,16 @@ Rewards and episodes (the table layer, :mod:`smear_env.table`, documents them on
     carries on across episodes: ``reset()`` without a seed deals its next hand (scores kept) until the
     game is over, then starts a new one; ``reset(seed=...)`` or ``reset(options={"new_game": True})``
     always starts a new game. ``max_cycles`` (default 10_000): a game is truncated after that many agent
-    steps (R21).
+    steps (R21). Trainers' shaping, computed by the table (:func:`smear_env.table.shaped_team_rewards`, the
+    one place a hand's score becomes a reward): ``score_scale`` (default 1) multiplies ``"score"`` rewards,
+    and ``win_bonus`` (default 0) adds +/- that much to the winners / losers at the end of a game with
+    ``reward="score"`` and ``episode="game"``.
 
 Options (keyword arguments)
     every :class:`~smear_env.config.SmearRules` option (``kitty_size``, ``target_score``, ``high_low``,
     ``game_point_tie``, ``all_pass``, ``win_requires_bid``, ``cap_defenders``) or ``rules=SmearRules(...)``;
-    ``render_mode`` (None, ``"human"``, ``"ansi"``), ``max_cycles``, ``episode``, ``reward``. An unknown
+    ``render_mode`` (None, ``"human"``, ``"ansi"``), ``max_cycles``, ``episode``, ``reward``, ``score_scale``,
+    ``win_bonus``. An unknown
     keyword raises ``TypeError`` ("unexpected keyword argument"; :class:`UnknownOptionError`, also a
     ``RuleOptionError``), as does an unsupported ``render_mode``; a known option with a bad value raises
     ``RuleOptionError``.
@@ -132,8 +136,8 @@ class UnknownOptionError(RuleOptionError, TypeError):
 
 def check_option_names(kwargs: dict[str, Any], extra: tuple[str, ...] = (), name: str = "smear_v0") -> None:
     """Raise :class:`UnknownOptionError` for the first key of ``kwargs`` that is no env option: a
-    :class:`SmearRules` option, ``rules``, a table option (``episode``, ``reward``, ``max_cycles``),
-    ``render_mode`` or one of ``extra``."""
+    :class:`SmearRules` option, ``rules``, a table option (``episode``, ``reward``, ``max_cycles``,
+    ``score_scale``, ``win_bonus``), ``render_mode`` or one of ``extra``."""
     valid = ("rules", *TABLE_OPTIONS, "render_mode", *extra, *SmearRules.option_names())
     for key in kwargs:
         if key not in valid:

@@ -18,7 +18,8 @@ Options:
 * ``learning``: ``"seat"`` (default) or ``"team"`` (the learner plays both seats of its team, each
   observation being that of the seat to act).
 * ``seat``: ``"random"`` (default; drawn for each new game from the env's seeded generator) or 0..3.
-* ``episode`` (``"game"`` | ``"hand"``), ``reward`` (``"win"`` | ``"score"``), ``max_cycles``: the table
+* ``episode`` (``"game"`` | ``"hand"``), ``reward`` (``"win"`` | ``"score"``), ``max_cycles``,
+  ``score_scale``, ``win_bonus``: the table
   options of :mod:`smear_env.table` (R18-R21; with ``"hand"`` a ``reset()`` without a seed deals the next
   hand of the same game, same seat and agents); rule options as keyword arguments or
   ``rules=SmearRules(...)``.

@@ -110,7 +110,7 @@ class TableOptions:
                 )
 
 
-TABLE_OPTIONS = ("episode", "reward", "max_cycles")
+TABLE_OPTIONS = ("episode", "reward", "max_cycles", "score_scale", "win_bonus")
 
 
 def parse_options(
@@ -119,7 +119,8 @@ def parse_options(
     """Split front-end keyword arguments into ``(rules, table options, extra options)``.
 
     Accepted keys: every :class:`SmearRules` option or ``rules=SmearRules(...)`` (not both), the table
-    options ``episode``, ``reward``, ``max_cycles``, and the front end's own ``extra`` keys (given with
+    options ``episode``, ``reward``, ``max_cycles``, ``score_scale``, ``win_bonus``, and the front
+    end's own ``extra`` keys (given with
     their defaults). An unknown key is an error naming it and the valid ones."""
     extra = dict(extra or {})
     rule_names = SmearRules.option_names()

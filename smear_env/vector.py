@@ -722,6 +722,18 @@ class VectorGame:
         """(N, 493) float32 observations, each equal to ``observation.encode_game(game, seat)``; ``seats``
         (N,) picks the observing seat per lane (default: the seat to act). ``out``: an (N, 493) float32
         array to write them into (e.g. a row block of a rollout buffer) instead of a new array."""
+        return self._observe(seats, out)
+
+    def observe_words(self, seats: np.ndarray | None = None) -> np.ndarray:
+        """(N, 8) int64: the 0/1 features of :meth:`observe`'s rows as 512 bits, bit ``i`` of a row (bit
+        ``i % 64`` of word ``i // 64``) set where column ``i`` is 1; the raw terms (scores, target, hand
+        sizes) are 0 bits. The packed form an agent that reads only card and state bits takes, without
+        the float rows (``np.unpackbits`` of it, little-endian, is the 0/1 part of ``observe``)."""
+        return self._observe(seats, None, "words")
+
+    def _observe(self, seats: np.ndarray | None, out: np.ndarray | None, form: str = "floats") -> Any:
+        """``form``: "floats" (:meth:`observe`), "words" (:meth:`observe_words`) or "both" (``(words,
+        floats)`` of one pass)."""
         n = self.num_games
         if seats is None:
             s = self.to_act
@@ -779,6 +791,8 @@ class VectorGame:
             stuck = (phase == BIDDING) & (self.to_act == s) & (s == self.dealer) & (self.high_bid == 0)
             v = v | (stuck.astype(_I) << (STUCK - VOIDS))
         put(VOIDS, v)
+        if form == "words":
+            return words
         packed = words.astype("<i8", copy=False).view(np.uint8)
         bits = np.unpackbits(packed, axis=1, count=OBS_SIZE, bitorder="little")
         if out is None:
@@ -793,7 +807,7 @@ class VectorGame:
         out[:, SCORES + 1] = scores[other]
         out[:, TARGET] = self.rules.target_score
         out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(self._hands_f[rel])
-        return out
+        return (words, out) if form == "both" else out
 
     # -------------------------------------------------------------------------------- records
     def _record_hands(self, idx: np.ndarray, res: StepResult, new_game: np.ndarray) -> None:

@@ -78,12 +78,25 @@ def _spec(kind: str, log: Path, at: int = 2, wrapper: bool = False) -> str:
     return f"cmd[timeout=1,startup_timeout=15]:{cmd}"
 
 
+# Linux counts a forked child's memory before its exec in ``ru_maxrss``: a child of a large process (a
+# pytest worker that has imported torch) reports the parent's size. A small launcher process starts
+# smear-eval and reports the rusage it gets from wait4, so the figure is smear-eval's own (and its workers').
+_LAUNCHER = (
+    "import os, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[2:])\n"
+    "_, status, ru = os.wait4(p.pid, 0)\n"
+    "open(sys.argv[1], 'w').write(f'{ru.ru_maxrss} {os.waitstatus_to_exitcode(status)}')\n"
+)
+
+
 def _smear_eval(tmp_path: Path, spec: str, workers: int = 2, games: int = 4) -> Run:
-    """Run smear-eval as a child in its own session; wait with wait4 for its rusage (the peak RSS of it and
-    every descendant it reaped: workers, bots)."""
+    """Run smear-eval as a child of a small launcher in its own session; the launcher's wait4 gives its
+    rusage (the peak RSS of it and every descendant it reaped: workers, bots)."""
     out = tmp_path / "records.jsonl"
     log = tmp_path / "bots.log"
-    cmd = [PY, "-m", "smear_env.evaluation.cli", spec, "heuristic", "--games", str(games), "--workers",
+    usage_file = tmp_path / "usage"
+    cmd = [PY, "-c", _LAUNCHER, str(usage_file),
+           PY, "-m", "smear_env.evaluation.cli", spec, "heuristic", "--games", str(games), "--workers",
            str(workers), "--target-score", "3", "--records", str(out)]
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="400")
     with open(tmp_path / "stderr", "wb") as ferr:
@@ -104,10 +117,11 @@ def _smear_eval(tmp_path: Path, spec: str, workers: int = 2, games: int = 4) -> 
                 os.wait4(p.pid, 0)
                 _kill_logged(log)
     seconds = time.monotonic() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
+    assert os.waitstatus_to_exitcode(status) == 0, "the launcher failed"
+    max_rss_kb, rc = (int(v) for v in usage_file.read_text().split())
     err = (tmp_path / "stderr").read_text(errors="replace")
     recs = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
-    return Run(p.returncode, err, recs, usage.ru_maxrss / 1024, seconds,
+    return Run(rc, err, recs, max_rss_kb / 1024, seconds,
                log.read_text().splitlines() if log.exists() else [])
 
 

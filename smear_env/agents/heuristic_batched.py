@@ -246,6 +246,8 @@ class BatchedHeuristicAgent:
     ``bid_margin`` / ``min_estimate`` are the per-seat agent's parameters."""
 
     vectorised = True
+    draws = False
+    """It never draws from the generators its slots get in ``start_game``."""
 
     def __init__(self, rules: SmearRules | None = None, name: str = "heuristic",
                  bid_margin: float = _BID_MARGIN, min_estimate: float = _MIN_ESTIMATE) -> None:
@@ -264,7 +266,7 @@ class BatchedHeuristicAgent:
     def close(self) -> None:
         pass
 
-    # ------------------------------------------------------------------ entry point
+    # ------------------------------------------------------------------ entry points
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, slots: np.ndarray) -> np.ndarray:
         obs, mask, slots = check_batch(self.name, obs, mask, slots, check_empty=False)
         n = slots.size
@@ -274,25 +276,51 @@ class BatchedHeuristicAgent:
         count = np.bitwise_count(lo).astype(_I) + np.bitwise_count(hi)
         if (count == 0).any():
             raise no_legal_error(self.name, np.flatnonzero(count == 0), slots)
-        code = self._slots.codes(slots, code_of=int)
         lo_i = lo.astype(_I)  # actions 0..63 (bit 63 is action 63, a play: the sign bit)
         first = np.where(lo != 0, _low(lo_i), 64 + _low(hi.astype(_I)))
-        out = first.copy()  # a row with one legal action plays it (HeuristicAgent._choose)
-        words = _obs_words(obs)
+        # the kind of decision is that of the first legal action; its legal set, by action - base
+        base = np.where(first < DISCARD_ACTION_BASE, 0,
+                        np.where(first < PLAY_ACTION_BASE, DISCARD_ACTION_BASE, PLAY_ACTION_BASE))
         play_legal = ((lo >> np.uint64(PLAY_ACTION_BASE)) | (hi << np.uint64(64 - PLAY_ACTION_BASE)))
-        play_legal = play_legal.astype(_I)
+        legal = np.where(base == 0, lo_i & 0xFF, np.where(base == DISCARD_ACTION_BASE,
+                                                          (lo_i >> DISCARD_ACTION_BASE) & _FULL,
+                                                          play_legal.astype(_I) & _FULL))
+        return self._act(_obs_words(obs), legal, base, first, count, slots)
+
+    def act_packed(self, words: np.ndarray, legal: np.ndarray, base: np.ndarray, slots: np.ndarray
+                   ) -> np.ndarray:
+        """:meth:`act_batch` on the packed form of its arguments (what the batched table gives an agent
+        that has this method): ``words`` (B, 8) the observations' 0/1 features as bits
+        (:meth:`~smear_env.vector.VectorGame.observe_words`), ``legal`` / ``base`` (B,) int64 the legal
+        actions ``base + i`` for the set bits ``i`` of ``legal`` (``base``: 0 bids and trump, 8 discards,
+        40 plays). The same actions as ``act_batch`` on the rows they encode."""
+        slots = np.asarray(slots, dtype=_I)
+        if slots.size == 0:
+            return np.zeros(0, dtype=_I)
+        legal = np.asarray(legal, dtype=_I)
+        base = np.asarray(base, dtype=_I)
+        count = np.bitwise_count(legal).astype(_I)
+        if (count == 0).any():
+            raise no_legal_error(self.name, np.flatnonzero(count == 0), slots)
+        first = base + _low(legal)
+        return self._act(np.asarray(words).view(np.uint64), legal, base, first, count, slots)
+
+    def _act(self, words: np.ndarray, legal: np.ndarray, base: np.ndarray, first: np.ndarray,
+             count: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        code = self._slots.codes(slots, code_of=int)
+        out = first.copy()  # a row with one legal action plays it (HeuristicAgent._choose)
         many = count > 1
+        low4 = legal & 0xF
         kinds = (
-            (self._bid, first < TRUMP_ACTION_BASE, lo_i & 0xF),
-            (self._trump, (first >= TRUMP_ACTION_BASE) & (first < DISCARD_ACTION_BASE), (lo_i >> 4) & 0xF),
-            (self._discard, (first >= DISCARD_ACTION_BASE) & (first < PLAY_ACTION_BASE),
-             (lo_i >> DISCARD_ACTION_BASE) & _FULL),
-            (self._play, first >= PLAY_ACTION_BASE, play_legal & _FULL),
+            (self._bid, first < TRUMP_ACTION_BASE, low4),
+            (self._trump, (base == 0) & (first >= TRUMP_ACTION_BASE), (legal >> 4) & 0xF),
+            (self._discard, base == DISCARD_ACTION_BASE, legal),
+            (self._play, base == PLAY_ACTION_BASE, legal),
         )
-        for fn, sel, legal in kinds:
+        for fn, sel, kind_legal in kinds:
             rows = np.flatnonzero(many & sel)
             if rows.size:
-                out[rows] = fn(words[rows], legal[rows], code[rows])
+                out[rows] = fn(words[rows], kind_legal[rows], code[rows])
         return out
 
     # ------------------------------------------------------------------ bidding (R6-R8)

@@ -4,6 +4,8 @@ Specs:
 
 * ``random`` -- :class:`~smear_env.agents.base.RandomAgent`;
 * ``heuristic`` -- :class:`~smear_env.agents.heuristic.HeuristicAgent`;
+* ``passer`` -- :class:`~smear_env.agents.fixed.PasserAgent`, a known-answer agent (lowest legal action id:
+  always passes when it may);
 * ``pimc`` or ``pimc:samples=16,budget_ms=80`` -- ``smear_env.agents.pimc.PimcAgent(rules, **options)``
   (imported lazily; option values are parsed as int, then float, then ``true``/``false``, else kept as text);
 * a shipped agent's name (``default``; the table :data:`~smear_env.agents.shipped.SHIPPED_AGENTS`) -- its
@@ -36,7 +38,7 @@ CHECKPOINT_SUFFIX = ".safetensors"
 
 def _valid_specs() -> str:
     return (
-        "valid specs: 'random', 'heuristic', 'pimc' or 'pimc:key=value,...' "
+        "valid specs: 'random', 'heuristic', 'passer', 'pimc' or 'pimc:key=value,...' "
         "(e.g. 'pimc:samples=16,budget_ms=80'), "
         f"a shipped agent ({', '.join(map(repr, SHIPPED_AGENTS))}), "
         f"the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}'), "
@@ -116,6 +118,10 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
             from .heuristic import HeuristicAgent
 
             agent = HeuristicAgent(rules)
+    elif base == "passer" and not opts:
+        from .fixed import PasserAgent
+
+        agent = PasserAgent()
     elif base == "pimc":
         options = parse_options(spec, opts)
         from .pimc import PimcAgent  # lazy: may be heavy

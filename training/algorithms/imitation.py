@@ -35,7 +35,8 @@ def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int
     agents = [make_baseline(teacher, rules) for _ in range(4)]
     obs, mask, act, ret = [], [], [], []
     n = 0
-    table = Table(rules, TableOptions(episode="game", reward="score", max_cycles=max_cycles))
+    table = Table(rules, TableOptions(episode="game", reward="score", max_cycles=max_cycles,
+                                      score_scale=score_scale))  # the table shapes the returns
     while n < decisions:
         table.new_game(int(rng.integers(2**63)))
         for s, a in enumerate(agents):
@@ -59,7 +60,7 @@ def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int
             if st.hand is not None:
                 if st.hand.scored:
                     for i, s in hand_rows:
-                        ret[i] = st.rewards[s] * score_scale
+                        ret[i] = st.rewards[s]
                 hand_rows = []
         # rows of an unfinished (truncated) hand keep return 0
     return {

@@ -106,8 +106,8 @@ class _Seat:
 
 
 class PoolEnv(gymnasium.Wrapper):
-    """SmearSingleSeatEnv with pool opponents, scaled observations and score rewards times
-    ``env.score_scale``."""
+    """SmearSingleSeatEnv with pool opponents, scaled observations and the table's shaped rewards (score
+    rewards times ``env.score_scale``, plus ``env.win_bonus`` at the end of a game)."""
 
     def __init__(self, cfg_dict: dict[str, Any], seed: int) -> None:
         from smear_env.single_seat import SmearSingleSeatEnv
@@ -119,15 +119,17 @@ class PoolEnv(gymnasium.Wrapper):
         p = np.array([cfg.selfplay.opponents[k] for k in names], dtype=np.float64)
         self.table = _Table(names, p / p.sum(), cfg.rules, {"hidden_sizes": cfg.network.hidden_sizes,
                                                             "activation": cfg.network.activation}, seed)
+        # the table shapes the rewards (score scale, win bonus): smear_env.table.shaped_team_rewards
+        e = cfg.env
+        shaping = {"score_scale": e.score_scale, "win_bonus": e.win_bonus} if e.reward == "score" else {}
         env = SmearSingleSeatEnv(
             opponents=[_Seat(self.table, 0, False), _Seat(self.table, 1, False)],
             partner=_Seat(self.table, 0, True),
             rules=cfg.rules, episode=cfg.env.episode, reward=cfg.env.reward, max_cycles=cfg.env.max_cycles,
+            **shaping,
         )
         super().__init__(env)
         self.scale = obs_scale()
-        self.reward_scale = cfg.env.score_scale if cfg.env.reward == "score" else 1.0
-        self.win_bonus = cfg.env.win_bonus if cfg.env.reward == "score" and cfg.env.episode == "game" else 0.0
 
     def set_weights(self, current: dict[str, np.ndarray], snapshots: list[dict[str, np.ndarray]]) -> None:
         t = self.table
@@ -143,11 +145,6 @@ class PoolEnv(gymnasium.Wrapper):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         obs, r, term, trunc, info = self.env.step(int(action))
-        r *= self.reward_scale
-        if term and self.win_bonus:
-            g = self.env.unwrapped.game
-            if g.winner is not None:
-                r += self.win_bonus * (1.0 if g.winner == (self.env.unwrapped.seat & 1) else -1.0)
         return obs * self.scale, r, term, trunc, info
 
 

@@ -75,7 +75,9 @@ class PPOTrainer:
         self.updates = 0
         self._agents: dict[tuple[int, int, str], Any] = {}
         env = cfg.env
-        options = TableOptions(episode=env.episode, reward=env.reward, max_cycles=env.max_cycles)
+        shaping = ({"score_scale": env.score_scale, "win_bonus": env.win_bonus} if env.reward == "score"
+                   else {})
+        options = TableOptions(episode=env.episode, reward=env.reward, max_cycles=env.max_cycles, **shaping)
         self.slots = [_Slot(Table(self.rules, options)) for _ in range(cfg.n_envs)]
         self.lock = Lockstep([s.table for s in self.slots], [s.ctrl for s in self.slots], self._on_step)
         self._ready: list[dict[str, np.ndarray]] = []
@@ -148,21 +150,19 @@ class PPOTrainer:
                 stats["made"] = stats.get("made", 0) + int(hand.result["made_contract"])
                 stats["contract_sum"] = stats.get("contract_sum", 0) + hand.contract
             stats["hands"] = stats.get("hands", 0) + 1
-            if env.reward == "score":
+            if env.reward == "score":  # the table's shaped reward: scale and win bonus included
                 for seat, traj in slot.trajs.items():
                     if traj.rew:
-                        traj.rew[-1] += st.rewards[seat] * env.score_scale
+                        traj.rew[-1] += st.rewards[seat]
             if slot.kind != SELF:
                 lt = slot.ctrl.index(LEARNER) & 1
                 stats["score_diff_sum"] = stats.get("score_diff_sum", 0.0) + hand.margin(lt)
                 stats["score_diff_n"] = stats.get("score_diff_n", 0) + 1
         over = hand is not None and hand.game_over
-        if over and env.episode == "game":
+        if over and env.episode == "game" and env.reward == "win":
             for seat, traj in slot.trajs.items():
-                won = 1.0 if hand.winner == (seat & 1) else -1.0
-                bonus = 1.0 if env.reward == "win" else env.win_bonus  # "win": the table's +-1
                 if traj.rew:
-                    traj.rew[-1] += bonus * won
+                    traj.rew[-1] += st.rewards[seat]  # the table's +-1 to the game's winners
         if over and slot.kind != SELF:
             key = f"win_{slot.kind}"
             stats[key] = stats.get(key, 0) + int(hand.winner == slot.ctrl.index(LEARNER) & 1)
