@@ -43,7 +43,7 @@ import numpy as np
 
 from ..config import SmearRules
 from .base import Agent, has_view_fast_path
-from .slots import _check_start, _slot_int, _SlotTable, check_batch
+from .slots import _check_start, _slot_int, _SlotTable, check_batch, no_legal_error
 
 __all__ = [
     "BatchedAgent",
