@@ -13,28 +13,17 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from vector_speed import timed  # noqa: E402  (this folder is on sys.path: rows per CPU second of run())
+
 from smear_env.config import SmearRules  # noqa: E402
 from smear_env.observation import decode, decode_batch  # noqa: E402
 from smear_env.vector import VectorGame  # noqa: E402
-
-
-def timed(run: Callable[[], int], seconds: float) -> float:
-    """Rows per CPU second of repeated ``run()`` calls (each returns its row count)."""
-    rows = 0
-    t0 = time.process_time()
-    while True:
-        rows += run()
-        elapsed = time.process_time() - t0
-        if elapsed >= seconds:
-            return rows / elapsed
 
 
 def observations(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
