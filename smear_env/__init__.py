@@ -3,10 +3,10 @@
 ``from smear_env import smear_v0`` gives the PettingZoo AEC environment (``smear_v0.env()``);
 ``smear_env.single_seat.SmearSingleSeatEnv`` the single-agent Gymnasium view.
 
-Importing this package does not import PettingZoo (the core stays free of it, docs/CONTRACTS.md), yet
-registers ``smear/smear_v0`` (and ``smear_v0``) in PettingZoo's registry (PettingZoo >= 1.27,
-``pettingzoo.make("aec", "smear/smear_v0")``): at once when PettingZoo is already imported, otherwise
-as soon as it is. Older PettingZoo without a registry is left alone.
+Importing this package does not import PettingZoo (of the package's modules only ``smear_env.env``
+imports it), yet registers ``smear/smear_v0`` (and ``smear_v0``) in PettingZoo's registry (PettingZoo >=
+1.27, ``pettingzoo.make("aec", "smear/smear_v0")``): at once when PettingZoo is already imported,
+otherwise as soon as it is. Older PettingZoo without a registry is left alone.
 
 In the same way it registers the single-seat Gymnasium env as ``smear_env/SmearSingleSeat-v0`` in
 Gymnasium's registry (``gymnasium.make("smear_env/SmearSingleSeat-v0", opponents="heuristic")``; the

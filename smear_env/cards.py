@@ -9,7 +9,6 @@ with bit ``card`` set.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 NUM_SUITS = 4
 NUM_RANKS = 8
@@ -95,16 +94,3 @@ def names(cards_or_mask: Iterable[int] | int) -> list[str]:
 
 def popcount(mask: int) -> int:
     return mask.bit_count()
-
-
-_MOVED_TO_RULES = ("RANK_GAME_VALUE", "game_points")
-
-
-def __getattr__(name: str) -> Any:
-    """``RANK_GAME_VALUE`` and ``game_points`` (R16) live in :mod:`smear_env.rules`; still importable from
-    here for older imports."""
-    if name in _MOVED_TO_RULES:
-        from . import rules
-
-        return getattr(rules, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

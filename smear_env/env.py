@@ -108,7 +108,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .actions import NUM_ACTIONS, action_name, short_repr
+from .actions import NUM_ACTIONS, short_repr
 from .cards import NUM_CARDS
 from .config import RuleOptionError, SmearRules
 from .game import Game, IllegalActionError
@@ -441,10 +441,6 @@ class raw_env(OnTable, AECEnv):
         if self.game is None:
             raise RuntimeError("call reset() before using the smear_v0 environment")
         return self.game
-
-    def legal_action_names(self) -> list[str]:
-        """Names of the legal actions of the agent to act (for debugging and play)."""
-        return [action_name(a) for a in self._require_game().legal_actions()]
 
 
 __all__ = ["env", "raw_env", "AGENTS", "UnknownOptionError", "check_option_names",

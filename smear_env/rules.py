@@ -49,15 +49,18 @@ SUIT_MASK_OR_NONE = (*SUIT_MASKS, 0)
 """Card mask of each suit; index -1 (no suit) gives 0."""
 HIGH_BIT_BY_BYTE = tuple(1 << (b.bit_length() - 1) if b else 0 for b in range(256))
 """The highest set bit of a byte (0 for 0): the highest rank of a suit's rank mask."""
+ABOVE_IN_SUIT = tuple(SUIT_MASKS[c >> 3] & ~((2 << c) - 1) for c in range(NUM_CARDS))
+"""R12 order within a suit: the mask of the cards of each card's suit ranking above it."""
 
 
 class _Tables(NamedTuple):
     suit_mask: Any
     game_points_by_byte: Any
     high_bit_by_byte: Any
+    above_in_suit: Any
 
 
-_PY = _Tables(SUIT_MASK_OR_NONE, GAME_POINTS_BY_BYTE, HIGH_BIT_BY_BYTE)
+_PY = _Tables(SUIT_MASK_OR_NONE, GAME_POINTS_BY_BYTE, HIGH_BIT_BY_BYTE, ABOVE_IN_SUIT)
 _NP = _Tables(*(np.array(t, dtype=np.int64) for t in _PY))
 
 
@@ -133,6 +136,14 @@ def trick_winner(cards: Any, trump: Any, led: Any = None) -> Any:
         if k > best_key:
             best, best_key = i, k
     return best
+
+
+def cards_beating(best: IntOrArray, trump: IntOrArray) -> IntOrArray:
+    """R12: the mask of the cards that would take a trick from ``best``, the card winning it so far (a card
+    of the suit led, or a trump): the higher cards of its suit, and every trump when it is not one -- the
+    cards whose :func:`trick_key` is greater than ``best`` 's."""
+    t = _tables(best)
+    return t.above_in_suit[best] | (t.suit_mask[trump] & (((best >> 3) != trump) * -1))
 
 
 def playable(hand: IntOrArray, led: IntOrArray, trump: IntOrArray, first_lead: Any) -> IntOrArray:
@@ -258,40 +269,37 @@ def score_hand(rules: SmearRules, trump: Any, played0: Any, played1: Any, won0: 
     """R13-R20: the scoring of a finished hand. ``played0`` / ``played1``: the cards each team played;
     ``won0`` / ``won1``: the cards in the tricks each team won; ``discards``: the bidder's discards (they
     count for its team's card points, R16); ``score0`` / ``score1``: the scores before the hand."""
-    # Choices by team are arithmetic (x1 + b0 * (x0 - x1): x0 where the bidder is team 0) so that the
-    # same lines serve ints and arrays without a call per choice.
+    # Each choice is one select (a conditional on ints, one numpy.where on arrays).
     high_bit, low_bit = high_low_bits(trump, played0 | played1, rules.high_low)
-    high = point_team(high_bit, played0, played1)  # R13
-    low = point_team(low_bit, played0, played1)  # R14
-    jack = point_team(jack_bit(trump), won0, won1)  # R15
+    jack_card = jack_bit(trump)
+    high = select(played0 & high_bit, 0, select(played1 & high_bit, 1, NOBODY))  # R13
+    low = select(played0 & low_bit, 0, select(played1 & low_bit, 1, NOBODY))  # R14
+    jack = select(won0 & jack_card, 0, select(won1 & jack_card, 1, NOBODY))  # R15
     b0 = bidder_team == 0
     disc = game_points(discards)
-    cp0 = game_points(won0) + b0 * disc  # R16: the discards count for the bidder's team
-    cp1 = game_points(won1) + disc - b0 * disc
+    cp0 = game_points(won0) + select(b0, disc, 0)  # R16: the discards count for the bidder's team
+    cp1 = game_points(won1) + select(b0, 0, disc)
     game = game_point_team(cp0, cp1, bidder_team, rules.game_point_tie)
     # points won; 1 * makes ints of numpy bools (whose + is a logical or)
     wp0 = 1 * (high == 0) + (low == 0) + (jack == 0) + (game == 0)
     wp1 = 1 * (high == 1) + (low == 1) + (jack == 1) + (game == 1)
-    points_b = wp1 + b0 * (wp0 - wp1)
+    points_b = select(b0, wp0, wp1)
     made = contract_made(points_b, contract)  # R17
     change_b = contract_change(points_b, contract, made)
-    change_d = wp0 + b0 * (wp1 - wp0)
-    old_b = score1 + b0 * (score0 - score1)
-    old_d = score0 + b0 * (score1 - score0)
+    change_d = select(b0, wp1, wp0)
+    old_b = select(b0, score0, score1)
+    old_d = select(b0, score1, score0)
     target = rules.target_score
     if rules.cap_defenders:  # R20
         change_d = capped_defender_score(old_d, change_d, target) - old_d
     new_b = old_b + change_b
     new_d = old_d + change_d
     if rules.win_requires_bid:  # R19: only the bidder's team, having made its contract
-        won_b = made & (new_b >= target)
-        winner = NOBODY + won_b * (bidder_team - NOBODY)
+        winner = select(made & (new_b >= target), bidder_team, NOBODY)
     else:  # R18: the bidder's team first when both reach the target
-        won_b = new_b >= target
-        won_d = (new_d >= target) > won_b
-        winner = NOBODY + won_b * (bidder_team - NOBODY) + won_d * (1 - bidder_team - NOBODY)
-    change0 = change_d + b0 * (change_b - change_d)
-    change1 = change_b + b0 * (change_d - change_b)
+        winner = select(new_b >= target, bidder_team, select(new_d >= target, 1 - bidder_team, NOBODY))
+    change0 = select(b0, change_b, change_d)
+    change1 = select(b0, change_d, change_b)
     return HandScore(high, low, jack, game, (cp0, cp1), made, (change0, change1),
                      (score0 + change0, score1 + change1), winner)
 

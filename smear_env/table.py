@@ -432,10 +432,6 @@ class Table:
     def _cycles_exhausted(self) -> bool:
         return bool(cycles_exhausted(self.steps, self.options.max_cycles))
 
-    def truncated_record(self) -> bool:
-        """Whether the game's record is marked truncated (R21)."""
-        return self.truncated
-
 
 class OnTable:
     """Mixin of a front end that plays on ``self.table``: its ``game`` and ``num_steps``."""

@@ -58,11 +58,11 @@ when the hand ended the game (``winner`` gives the team), ``truncated`` when the
 
 Deals and seeds
 ---------------
-Deals come from a counter-based hash (splitmix64), not from a shared generator, so a lane's games do
-not depend on the number of lanes or on the other lanes: hand ``h`` of game ``g`` in lane ``l`` of an
-engine seeded ``s`` is :func:`lane_deal` ``(s, l, g, h)``, and the first dealer of that game (R4) comes
-from the same hash. The reference engine plays exactly the same game from these deals:
-:func:`reference_game` builds it (``Game.from_deal``), and each later hand is
+Deals come from a counter-based hash (splitmix64, :func:`smear_env.rules.hashed_deals`), not from a
+shared generator, so a lane's games do not depend on the number of lanes or on the other lanes: hand ``h``
+of game ``g`` in lane ``l`` of an engine seeded ``s`` is :func:`lane_deal` ``(s, l, g, h)``, and the first
+dealer of that game (R4) comes from the same hash. The reference engine plays exactly the same game from
+these deals: :func:`reference_game` builds it (``Game.from_deal``), and each later hand is
 ``game.start_next_hand(deal=lane_deal(s, l, g, game.hand_number + 1)[1:])``. Records carry
 ``"seed": null`` (their deals are explicit).
 
@@ -81,7 +81,10 @@ small integers (phase, seat to act, bids, trump, trick). Legality is one bit wor
 per lane (bits of actions 0-7, of discards by card from 8, or of plays by card from 40): ``legal_mask``
 unpacks it, ``step`` tests one bit, ``random_actions`` selects the r-th set bit. ``observe`` assembles
 the 0/1 features as 512 bits per lane and unpacks them with one ``numpy.unpackbits``.
-``benchmarks/vector_speed.py`` measures it against the reference engine and the ``raw_env`` loop.
+The rules themselves (playable cards, discard pool, trick winner, scoring, trump visibility, deals) are
+the array forms of :mod:`smear_env.rules`, the functions the reference engine asks too; this module holds
+the state machine. ``benchmarks/vector_speed.py`` measures it against the reference engine and the
+``raw_env`` loop.
 """
 
 from __future__ import annotations
@@ -92,9 +95,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .actions import NUM_ACTIONS, action_name
-from .cards import CARD_NAMES, NUM_CARDS, RANK_GAME_VALUE, SUIT_CHARS
-from .config import SmearRules
+from . import rules as R
+from .actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE, action_name
+from .cards import CARD_NAMES, NUM_CARDS, SUIT_CHARS
+from .config import ALL_PASS_DEALER_MUST_BID, SmearRules
 from .game import (
     BIDDING,
     DISCARD,
@@ -144,13 +148,8 @@ __all__ = [
 ]
 
 _I = np.int64
-# Suit masks by trump index; index -1 (no trump yet) gives 0.
-_SUIT_MASK = np.array([0xFF, 0xFF00, 0xFF0000, 0xFF000000, 0], dtype=_I)
 # R6: bid actions 1..3 (bids 2..4) allowed above the high bid, by high bid (0, -, 2, 3).
 _BID_BITS = np.array([0b1110, 0, 0b1100, 0b1000, 0], dtype=_I)
-# R16 card total by byte of a mask; the highest set bit of a byte (0 for 0).
-_GP_BYTE = np.array([sum(RANK_GAME_VALUE[r] for r in range(8) if b >> r & 1) for b in range(256)], dtype=_I)
-_HIGH_BIT_MASK = np.array([1 << (b.bit_length() - 1) if b else 0 for b in range(256)], dtype=_I)
 _SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)  # team 0 seats +, team 1 seats -
 _SEATS = np.arange(NUM_PLAYERS, dtype=_I)
 # per-hand integers and their values at a deal
@@ -166,11 +165,6 @@ _SELECT_BYTE = np.array(
     [[([i for i in range(8) if b >> i & 1] + [0] * 8)[r] for r in range(8)] for b in range(256)], dtype=_I
 )
 _BID_OFFSETS = NUM_BID_STATES * _SEATS  # bit of bid state b of relative seat r: 5 r + b
-
-# splitmix64 constants (deals, R4/R5)
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
 
 
 class VectorIllegalActionError(IllegalActionError):
@@ -210,20 +204,6 @@ class StepResult:
 
 
 # ------------------------------------------------------------------------------------------------ deals
-def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
-
-
-def _lane_keys(seed: int, lanes: np.ndarray) -> np.ndarray:
-    """One uint64 per lane of an engine seeded ``seed``."""
-    base = _mix(np.full(lanes.shape, np.uint64(seed & 0xFFFFFFFFFFFFFFFF)) + _GAMMA)
-    return _mix(base + (lanes.astype(np.uint64) + np.uint64(1)) * _GAMMA)
-
-
-_CARD_STEPS = (np.arange(1, NUM_CARDS + 1, dtype=np.uint64) * _GAMMA)[None, :]
 MAX_HANDS_LIMIT = 1 << 24
 SEED_LIMIT = 1 << 64
 
@@ -274,26 +254,11 @@ def deck_of(hands: Sequence[Sequence[int]], stock: Sequence[int]) -> list[int]:
     return [c for h in hands for c in h] + list(stock)
 
 
-def _deals(lane_keys: np.ndarray, games: np.ndarray, hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(permutations (k, 32) of the deck, first dealers (k,)) of hand ``hands`` of game ``games`` in the
-    lanes of ``lane_keys``: cards 0-5 of a permutation go to seat 0, ..., 18-23 to seat 3, 24-31 are the
-    stock in order (R5, R9). Each hand is keyed by splitmix64 of its lane key and (game, hand), and its
-    32 cards are ordered by the next 32 outputs of a splitmix64 stream from that key."""
-    counter = (games.astype(np.uint64) << np.uint64(24)) + hands.astype(np.uint64) + np.uint64(1)
-    key = _mix(lane_keys + counter * _GAMMA)
-    perm = np.argsort(_mix(key[:, None] + _CARD_STEPS), axis=1, kind="stable")
-    dealer = (_mix(key ^ _M1) >> np.uint64(62)).astype(_I)
-    return perm.astype(_I), dealer
-
-
 def lane_deal(seed: int, lane: int, game: int, hand: int) -> tuple[int, list[list[int]], list[int]]:
     """``(first_dealer, hands, stock)`` of hand ``hand`` of game ``game`` in lane ``lane`` of a
     :class:`VectorGame` seeded ``seed``; ``hands`` are 4 sorted lists of 6 card ids, ``stock`` 8 card ids in
     order (the kitty first, R9). ``first_dealer`` is the game's first dealer (R4), meaningful for hand 0."""
-    one = np.array([0], dtype=_I)
-    perm, dealer = _deals(_lane_keys(check_seed(seed), one + lane), one + game, one + hand)
-    p = perm[0].tolist()
-    return int(dealer[0]), [sorted(p[6 * i : 6 * i + 6]) for i in range(NUM_PLAYERS)], p[24:]
+    return R.lane_deal(check_seed(seed), lane, game, hand)
 
 
 def reference_game(rules: SmearRules, seed: int, lane: int, game: int) -> Game:
@@ -305,17 +270,6 @@ def reference_game(rules: SmearRules, seed: int, lane: int, game: int) -> Game:
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-def _bits32_to_bool(x: np.ndarray) -> np.ndarray:
-    """(..., k) masks of up to 32 bits -> (..., 32k) bool, bit i of mask j at 32j + i."""
-    b = np.ascontiguousarray(x.astype("<u4")).view(np.uint8)
-    return np.unpackbits(b, axis=-1, bitorder="little").view(bool)
-
-
-def _game_points(m: np.ndarray) -> np.ndarray:
-    t = _GP_BYTE
-    return t[m & 255] + t[(m >> 8) & 255] + t[(m >> 16) & 255] + t[(m >> 24) & 255]
-
-
 def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A uniformly random legal action per row of a ``(N, 72)`` bool mask (one uniform float per row):
     the ``r``-th legal action in id order, ``r = floor(u * count)``."""
@@ -363,11 +317,11 @@ class VectorGame:
         self.max_hands = int(max_hands)
         self.recording = bool(record)
         self._k = self.rules.kitty_size
-        self._stuck_rule = self.rules.all_pass == "dealer_must_bid"
+        self._stuck_rule = self.rules.all_pass == ALL_PASS_DEALER_MUST_BID
         self._ar = np.arange(n, dtype=_I)
         self._ar2x = self._ar << 1
         self._ar4 = self._ar << 2
-        self._lane_keys = _lane_keys(self.seed, self._ar)
+        self._lane_keys = R.lane_keys(self.seed, self._ar)
         z = lambda *shape: np.zeros((n, *shape), dtype=_I)  # noqa: E731
         # per game
         self.game_index = z()  # games started in this lane before the current one
@@ -430,15 +384,16 @@ class VectorGame:
     def _start_hands(self, idx: np.ndarray, new_game: np.ndarray) -> None:
         """Deal the current hand of lanes ``idx`` (the first hand of a game where ``new_game``)."""
         if self.deal_source is None:
-            perm, first_dealer = _deals(self._lane_keys[idx], self.game_index[idx], self.hand_number[idx])
+            perm, first_dealer = R.hashed_deals(self._lane_keys[idx], self.game_index[idx],
+                                                 self.hand_number[idx])
         else:
             perm, first_dealer = _external_deals(self.deal_source, idx, self.game_index[idx],
                                                  self.hand_number[idx])
         self.dealer[idx] = np.where(new_game, first_dealer, self.dealer[idx])
-        hands = np.bitwise_or.reduce(np.left_shift(1, perm[:, :24]).reshape(-1, 4, 6), axis=2)
+        hands, stock = R.deal_masks(perm)  # R5
         self.hands[idx] = hands
         self.deal[idx] = hands
-        self.stock[idx] = perm[:, 24:]
+        self.stock[idx] = stock
         self.phase[idx] = BIDDING
         self.to_act[idx] = (self.dealer[idx] + 1) & 3  # R6
         self._per_hand[:, idx] = _HAND_RESET
@@ -455,15 +410,9 @@ class VectorGame:
             return self._legal
         phase = self.phase
         hand = self._hands_f[self._ar4 + self.to_act]
-        tmask = _SUIT_MASK[self.trump]
         # R12, R10: follow the suit led or trump; the first lead (kitty > 0) must be trump.
-        follow = hand & _SUIT_MASK[self.led]
-        bits = np.where(
-            self.led < 0,
-            np.where((self.tricks_done == 0) & (self.trump >= 0), hand & tmask, hand),
-            np.where(follow != 0, follow | (hand & tmask), hand),
-        )
-        base = np.full(self.num_games, 40, dtype=_I)
+        bits = R.playable(hand, self.led, self.trump, self.tricks_done == 0)
+        base = np.full(self.num_games, PLAY_ACTION_BASE, dtype=_I)
         other = np.flatnonzero(phase != PLAY)
         if other.size:
             ph = phase[other]
@@ -474,16 +423,11 @@ class VectorGame:
                 bid = _BID_BITS[high] | ((self.to_act[other] != self.dealer[other]) | (high != 0))
             else:
                 bid = _BID_BITS[high] | 1
-            # R10: trump among the suits in hand.
-            trump = (
-                ((h & 0xFF) != 0) * 16 + ((h & 0xFF00) != 0) * 32
-                + ((h & 0xFF0000) != 0) * 64 + ((h & 0xFF000000) != 0) * 128
-            )
-            # R11: a trump only while every card is a trump.
-            non_trump = h & ~tmask[other]
-            disc = np.where(non_trump != 0, non_trump, h)
+            # R10: trump among the suits in hand; R11: a trump only while every card is a trump.
+            trump = R.suits_held(h) << TRUMP_ACTION_BASE
+            disc = R.discard_pool(h, self.trump[other])
             bits[other] = np.where(ph == BIDDING, bid, np.where(ph == TRUMP, trump, disc))
-            base[other] = np.where(ph == DISCARD, 8, 0)
+            base[other] = np.where(ph == DISCARD, DISCARD_ACTION_BASE, 0)
         self._legal = (bits, base)
         return self._legal
 
@@ -494,7 +438,7 @@ class VectorGame:
         packed = np.empty((n, 9), dtype=np.uint8)  # 72 bits per lane: bits << base
         low = bits.astype(np.uint64) << base.astype(np.uint64)
         packed[:, :8] = low.astype("<u8", copy=False).view(np.uint8).reshape(n, 8)
-        packed[:, 8] = np.where(base == 40, bits >> 24, 0)
+        packed[:, 8] = np.where(base == PLAY_ACTION_BASE, bits >> (64 - PLAY_ACTION_BASE), 0)
         return np.unpackbits(packed, axis=1, count=NUM_ACTIONS, bitorder="little").view(bool)
 
     def legal_actions(self, lane: int) -> tuple[int, ...]:
@@ -586,12 +530,12 @@ class VectorGame:
         if i_bid.size:
             self._bid(i_bid, a_bid, thrown)
         if i_trump.size:
-            self.trump[i_trump] = a_trump - 4
+            self.trump[i_trump] = a_trump - TRUMP_ACTION_BASE
             self.phase[i_trump] = DISCARD
         if i_disc.size:
-            self._discard(i_disc, a_disc - 8)
+            self._discard(i_disc, a_disc - DISCARD_ACTION_BASE)
         if i_play.size:
-            self._play(i_play, a_play - 40, scored)
+            self._play(i_play, a_play - PLAY_ACTION_BASE, scored)
         res = StepResult(
             hand_over=scored,
             thrown_in=thrown,
@@ -682,10 +626,7 @@ class VectorGame:
         if not full.size:
             return
         j = idx[full]
-        cards = self.trick[j]
-        s = cards >> 3
-        key = (cards & 7) + np.where(s == trump[full, None], 64, 0) + np.where(s == led[full, None], 32, 0)
-        winner = np.argmax(key, axis=1)  # R12
+        winner = R.trick_winner(self.trick[j], trump[full], led[full])  # R12: the seat (trick stored by seat)
         self._won_f[(j << 1) + (winner & 1)] |= tbits[full]
         td = self.tricks_done[j]
         if self.recording:
@@ -702,54 +643,18 @@ class VectorGame:
 
     def _score(self, idx: np.ndarray, res: StepResult) -> None:
         """R13-R20 for the lanes ``idx`` whose sixth trick is complete."""
-        rules = self.rules
-        trump = self.trump[idx]
         pb = self.played_by[idx]
-        by0 = pb[:, 0] | pb[:, 2]  # cards played by team 0
-        by1 = pb[:, 1] | pb[:, 3]
-        shift = trump << 3
-        if rules.high_low == "ace_seven":
-            high_bit = np.left_shift(1 << 7, shift)
-            low_bit = np.left_shift(1, shift)
-        else:
-            tp = ((by0 | by1) >> shift) & 0xFF
-            high_bit = np.left_shift(_HIGH_BIT_MASK[tp], shift)  # 0 when no trump was played
-            low_bit = np.left_shift(tp & -tp, shift)
-        high = np.where(by0 & high_bit, 0, np.where(by1 & high_bit, 1, -1))  # R13
-        low = np.where(by0 & low_bit, 0, np.where(by1 & low_bit, 1, -1))  # R14
         won = self.won[idx]
-        jack_bit = np.left_shift(1 << 4, shift)
-        jack = np.where(won[:, 0] & jack_bit, 0, np.where(won[:, 1] & jack_bit, 1, -1))  # R15
         bteam = self.bidder[idx] & 1
-        b0 = bteam == 0
-        disc = _game_points(self.discards[idx])  # R16: the discards count for the bidder's team
-        cp0 = _game_points(won[:, 0]) + np.where(b0, disc, 0)
-        cp1 = _game_points(won[:, 1]) + np.where(b0, 0, disc)
-        tie = bteam if rules.game_point_tie == "bidder" else -1
-        game = np.where(cp0 > cp1, 0, np.where(cp1 > cp0, 1, tie))
-        wp0 = (high == 0).astype(_I) + (low == 0) + (jack == 0) + (game == 0)
-        wp1 = (high == 1).astype(_I) + (low == 1) + (jack == 1) + (game == 1)
-        wb = np.where(b0, wp0, wp1)  # points won by the bidder's team
         contract = self.high_bid[idx]
-        made = wb >= contract  # R17
-        cb = np.where(made, wb, -contract)
-        cd = np.where(b0, wp1, wp0)
-        old = self.scores[idx]
-        old_d = np.where(b0, old[:, 1], old[:, 0])
-        target = rules.target_score
-        if rules.cap_defenders:  # R20
-            nd = old_d + cd
-            cd = np.where(nd > target, np.maximum(old_d, target), nd) - old_d
-        change = np.empty_like(old)
-        change[:, 0] = np.where(b0, cb, cd)
-        change[:, 1] = np.where(b0, cd, cb)
-        new = old + change
+        sc = R.score_hand(self.rules, self.trump[idx], pb[:, 0] | pb[:, 2], pb[:, 1] | pb[:, 3], won[:, 0],
+                          won[:, 1], self.discards[idx], bteam, contract, self.scores[idx, 0],
+                          self.scores[idx, 1])
+        high, low, jack, game, made, winner = sc.high, sc.low, sc.jack, sc.game, sc.made, sc.winner
+        cp0, cp1 = sc.card_points
+        change = np.stack(sc.change, axis=1)
+        new = np.stack(sc.scores, axis=1)
         self.scores[idx] = new
-        new_b = np.where(b0, new[:, 0], new[:, 1])
-        if rules.win_requires_bid:  # R19
-            winner = np.where(made & (new_b >= target), bteam, -1)
-        else:  # R18: the bidder's team first
-            winner = np.where(new_b >= target, bteam, np.where(old_d + cd >= target, 1 - bteam, -1))
         res.score_delta[idx] = change
         res.scores[idx] = new
         res.winner[idx] = winner
@@ -862,7 +767,7 @@ class VectorGame:
         )
         bs = self._bids_f[rel] + _BID_OFFSETS
         put(BIDS, (one << bs[:, 0]) | (one << bs[:, 1]) | (one << bs[:, 2]) | (one << bs[:, 3]))
-        trump_known = (self.trump >= 0) & (is_bidder | (self.tricks_done > 0) | (self.trick_len > 0))
+        trump_known = R.trump_known(self.trump, is_bidder, (self.tricks_done > 0) | (self.trick_len > 0))
         put(BIDDER, np.where(
             bidding_over,
             (one << ((self.bidder - s) & 3)) | (one << (CONTRACT - BIDDER - 2 + self.high_bid)),
@@ -915,7 +820,7 @@ class VectorGame:
             nb = 0
             bids = []
             for a in log:
-                if a >= 4 or nb == 4:
+                if a >= TRUMP_ACTION_BASE or nb == 4:
                     break
                 bids.append({"seat": (dealer + 1 + nb) & 3, "bid": "pass" if a == 0 else a + 1})
                 nb += 1
@@ -936,7 +841,7 @@ class VectorGame:
                 rec["trump"] = SUIT_CHARS[int(self.trump[lane])]
                 if k:
                     rec["discards"] = [CARD_NAMES[c] for c in self.discard_order[lane, :k].tolist()]
-                plays = [a - 40 for a in log[nb + (1 + k if k else 0):]]
+                plays = [a - PLAY_ACTION_BASE for a in log[nb + (1 + k if k else 0):]]
                 tricks = []
                 leader = bidder
                 winners = self._trick_winners[lane].tolist()

@@ -168,7 +168,11 @@ def test_export_policy_strips_training_state(tmp_path):
     export_policy(src, dst, {"note": "shipped"})
     tensors, meta = read_checkpoint(dst)
     assert all(k.startswith("policy.") for k in tensors) and "state" not in meta and meta["note"] == "shipped"
-    assert load_agent(dst, RULES).act(_observations(1)[0]) >= 0
+    obs = _observations(1)
+    shipped, trained = load_agent(dst, RULES), load_agent(src, RULES)
+    acts = [shipped.act(o) for o in obs]
+    assert acts == [trained.act(o) for o in obs]  # the same policy, without its training state
+    assert len(acts) > 20 and all(o["action_mask"][a] == 1 for o, a in zip(obs, acts, strict=True))
 
 
 def test_shipped_agent_loads_under_default_rules():
@@ -183,3 +187,21 @@ def test_shipped_agent_loads_under_default_rules():
         assert obs["action_mask"][agent.act(obs)] == 1
     with pytest.raises(CheckpointError, match=r"target_score=15 \(requested: 11\)"):
         load_agent(path, SmearRules(target_score=11))
+
+
+def test_rules_compared_by_meaning_an_option_missing_from_an_old_checkpoint_is_its_default(tmp_path):
+    """A checkpoint written before a rule option existed (its metadata lacks the key) loads under the
+    default value of that option and is refused under any other value; a recorded option this version
+    does not know is refused too."""
+    path = tmp_path / "old.safetensors"
+    old_rules = RULES.to_dict()
+    del old_rules["cap_defenders"]
+    _save(path, meta_patch={"rules": old_rules})
+    assert "cap_defenders" not in read_checkpoint(path)[1]["rules"]
+    assert load_agent(path, RULES).name == str(path)
+    with pytest.raises(CheckpointError, match=r"cap_defenders=False \(requested: True\)"):
+        load_agent(path, SmearRules(cap_defenders=True))
+    newer = tmp_path / "newer.safetensors"
+    _save(newer, meta_patch={"rules": {**RULES.to_dict(), "jokers": 2}})
+    with pytest.raises(CheckpointError, match=r"jokers=2 \(not a rule option of this version\)"):
+        load_agent(newer, RULES)

@@ -148,3 +148,47 @@ def test_describe_lists_every_term():
     text = O.describe()
     for name, _, _ in O.TERMS:
         assert name in text
+
+
+def test_layout_rows_are_the_one_source_of_terms_bounds_scale_and_suit_tables():
+    """TERMS, SLICES, bounds, OBS_SCALE (= training's obs_scale) and the suit tables follow LAYOUT's rows."""
+    from training.policy import obs_scale
+
+    assert O.TERMS == tuple((t.name, t.blocks * t.width, t.kind) for t in O.LAYOUT)
+    assert np.array_equal(obs_scale(), O.OBS_SCALE) and obs_scale() is not O.OBS_SCALE
+    swap = O.SUIT_PERMUTATIONS.index((1, 0, 2, 3))  # clubs and diamonds exchanged
+    for t in O.LAYOUT:
+        sl = O.SLICES[t.name]
+        assert (O.OBS_LOW[sl] == np.float32(t.low)).all() and (O.OBS_HIGH[sl] == np.float32(t.high)).all()
+        assert (O.OBS_SCALE[sl] == np.float32(t.scale)).all()
+        src = O.SUIT_OBS_SOURCE[swap, sl] - sl.start
+        want = np.arange(t.size)
+        if t.suits == O.SUIT_CARDS:
+            want = want ^ 8 * (want % 32 < 16)  # card blocks: the first two suits' 8 cards exchanged
+        elif t.suits == O.SUIT_SUITS:
+            want = want ^ (want % 4 < 2)  # 4-suit blocks: the first two suits exchanged
+        assert src.tolist() == want.tolist(), t.name
+    assert O.OBS_SCALE[O.SLICES["hand_sizes"]][0] == np.float32(1 / 9)
+    assert [t.name for t in O.LAYOUT if t.kind == "raw"] == ["scores", "target_score", "hand_sizes"]
+
+
+def test_every_player_view_field_is_one_layout_term():
+    import dataclasses
+
+    from smear_env.infoset import PlayerView
+
+    fields = [f.name for f in dataclasses.fields(PlayerView)]
+    assert fields[1:-1] == [t.field for t in O.LAYOUT if t.field is not None]
+
+
+def test_decode_errors_name_the_term_with_two_bits():
+    g = Game(SmearRules(), seed=3)
+    vec = O.encode_game(g, 0)
+    for name in ("to_act", "dealer", "bids", "contract", "trump"):
+        bad = vec.copy()
+        sl = O.SLICES[name]
+        bad[sl.start : sl.start + 2] = 1
+        set_bits = int((bad[sl.start : sl.start + (5 if name == "bids" else sl.stop - sl.start)] > 0.5).sum())
+        assert set_bits >= 2
+        with pytest.raises(ValueError, match=f"term '{name}' has {set_bits} bits set"):
+            O.decode(bad)

@@ -1,6 +1,6 @@
-"""smear_env.rules (R5, R10-R20, R22/R23): every function on ints equals the same function on arrays, equals a
-plain branchy statement of its rule, and equals each copy of the rule still held elsewhere (vector.py,
-agents/heuristic.py, agents/pimc.py) on many random inputs -- so that those copies can be replaced by it."""
+"""smear_env.rules (R5, R10-R20, R22/R23): every function on ints equals the same function on arrays and a
+plain branchy statement of its rule on many random inputs; the reference and the batched engine, which ask
+it, play those statements in random games."""
 
 from __future__ import annotations
 
@@ -124,6 +124,23 @@ def test_r12_trick_winner_with_led_given_for_tricks_stored_by_seat():
     got = R.trick_winner(by_seat, trump, led)
     assert got.tolist() == [(ld + _spec_winner(t, tr)) % 4 for t, ld, tr in
                             zip(tricks.tolist(), _ints(leader), _ints(trump), strict=True)]
+
+
+def test_r12_cards_beating_the_card_winning_so_far_ints_arrays_and_spec():
+    """cards_beating(best, trump) (the heuristics' "winners") holds exactly the cards that, played next,
+    would win the partial trick whose winning card so far is ``best``."""
+    rng = _rng(16)
+    best, trump, want = [], [], []
+    for _ in range(N):
+        trick = _random_trick(rng, int(rng.integers(1, 4)))
+        tr = int(rng.integers(-1, 4))
+        b = trick[R.trick_winner(trick, tr)]
+        best.append(b)
+        trump.append(tr)
+        want.append(sum(1 << c for c in range(32) if c not in trick
+                        and _spec_winner([*trick, c], tr) == len(trick)))
+    got = _both(R.cards_beating, np.array(best), np.array(trump))
+    assert got == want
 
 
 def test_r10_r12_playable_ints_arrays_and_spec():
@@ -313,32 +330,27 @@ def test_r5_deals_from_a_generator_and_as_masks():
         assert m == [sum(1 << c for c in x) for x in h] and s == s2
 
 
-# --------------------------------------------------- the copies elsewhere (for the lead's replacement)
-def test_vector_deal_hash_equals_rules():
-    from smear_env import vector as V
+# ------------------------------------------------------- the engines asking rules.py, against the spec
+def test_r5_hashed_deals_are_the_batched_engines_pinned_deals():
+    """rules.lane_keys / hashed_deals / lane_deal give the deals the batched engine dealt before they moved
+    to rules.py (digest and one deal taken from vector.py's own copy of the hash)."""
+    import hashlib
 
     rng = _rng(12)
     lanes = rng.integers(0, 1000, 200)
     games, hands = rng.integers(0, 1 << 20, 200), rng.integers(0, 300, 200)
-    for seed in (0, 7, 2**40 + 3):
-        keys = V._lane_keys(seed, lanes)
-        assert np.array_equal(keys, R.lane_keys(seed, lanes))
-        for a, b in zip(V._deals(keys, games, hands), R.hashed_deals(keys, games, hands), strict=True):
-            assert np.array_equal(a, b)
-        for i in range(5):
-            args = (seed, int(lanes[i]), int(games[i]), int(hands[i]))
-            assert V.lane_deal(*args) == R.lane_deal(*args)
-    z = rng.integers(0, 2**63, 100, dtype=np.uint64)
-    assert np.array_equal(V._mix(z), R.mix64(z))
+    h = hashlib.sha256()
+    for seed in (0, 7, 2**40 + 3, 2**64 - 1):
+        perm, dealer = R.hashed_deals(R.lane_keys(seed, lanes), games, hands)
+        assert (np.sort(perm, axis=1) == np.arange(32)).all() and ((dealer >= 0) & (dealer < 4)).all()
+        h.update(perm.astype("<i8").tobytes())
+        h.update(dealer.astype("<i8").tobytes())
+    assert h.hexdigest()[:16] == "4f9ab4c1a6b35394"
+    hands = [[7, 19, 21, 24, 28, 31], [0, 3, 4, 13, 16, 29], [5, 8, 12, 25, 27, 30], [2, 10, 15, 17, 18, 22]]
+    assert R.lane_deal(5, 3, 2, 1) == (0, hands, [26, 6, 23, 9, 14, 11, 1, 20])
+    from smear_env.vector import lane_deal
 
-
-def test_vector_game_point_table_equals_rules():
-    from smear_env import vector as V
-
-    masks = _masks(_rng(13), N)
-    assert np.array_equal(V._GP_BYTE, np.array(R.GAME_POINTS_BY_BYTE))
-    assert np.array_equal(V._game_points(masks), R.game_points(masks))
-    assert np.array_equal(V._HIGH_BIT_MASK, np.array(R.HIGH_BIT_BY_BYTE))
+    assert lane_deal(5, 3, 2, 1) == R.lane_deal(5, 3, 2, 1)
 
 
 def _vector_games(rules: SmearRules, n: int, seed: int):
@@ -348,9 +360,9 @@ def _vector_games(rules: SmearRules, n: int, seed: int):
 
 
 @pytest.mark.parametrize("kitty", [0, 3])
-def test_vector_legal_bits_equal_rules(kitty):
-    """vector._legal_bits (R10, R11, R12) on the states of random play equals rules.playable / discard_pool /
-    suits_held on the same arrays."""
+def test_vector_legal_bits_equal_the_spec(kitty):
+    """vector._legal_bits (R10, R11, R12) on the states of random play equals the plain statements of
+    playable cards, the discard pool and the trump choices."""
     from smear_env.game import DISCARD, PLAY, TRUMP
 
     vg = _vector_games(SmearRules(kitty_size=kitty), 64, seed=kitty)
@@ -359,13 +371,16 @@ def test_vector_legal_bits_equal_rules(kitty):
     for _ in range(150):
         bits, base = vg._legal_bits()
         hand = vg.hands[np.arange(64), vg.to_act]
-        play = vg.phase == PLAY
-        want = R.playable(hand, vg.led, vg.trump, vg.tricks_done == 0)
-        assert np.array_equal(bits[play], want[play]) and (base[play] == 40).all()
-        disc = vg.phase == DISCARD
-        assert np.array_equal(bits[disc], R.discard_pool(hand, vg.trump)[disc])
-        tr = vg.phase == TRUMP
-        assert np.array_equal(bits[tr], (R.suits_held(hand) << 4)[tr])
+        for i in range(64):
+            h, t, ph = int(hand[i]), int(vg.trump[i]), int(vg.phase[i])
+            if ph == PLAY:
+                want = _spec_playable(h, int(vg.led[i]), t, int(vg.tricks_done[i]) == 0)
+                assert (int(bits[i]), int(base[i])) == (want, 40)
+            elif ph == DISCARD:
+                assert (int(bits[i]), int(base[i])) == (h & ~SUIT_MASKS[t] or h, 8)
+            elif ph == TRUMP:
+                want = sum(1 << (4 + s) for s in range(4) if h & SUIT_MASKS[s])
+                assert (int(bits[i]), int(base[i])) == (want, 0)
         seen |= set(vg.phase.tolist())
         vg.step(vg.random_actions(rng))
     assert PLAY in seen and (kitty == 0 or DISCARD in seen)
@@ -373,9 +388,9 @@ def test_vector_legal_bits_equal_rules(kitty):
 
 @pytest.mark.parametrize("rules", _all_rules()[::3], ids=lambda r: f"{r.high_low}-{r.game_point_tie}-"
                          f"{int(r.win_requires_bid)}{int(r.cap_defenders)}-{r.target_score}")
-def test_vector_score_and_trick_winner_equal_rules(rules, monkeypatch):
-    """vector._score (R13-R20) equals rules.score_hand on the arrays it scores; vector._play's trick winner
-    (R12) equals rules.trick_winner of the trick stored by seat."""
+def test_vector_score_and_trick_winner_equal_the_spec(rules, monkeypatch):
+    """vector._score (R13-R20) equals the plain statement of the scoring on the arrays it scores;
+    vector._play's trick winner (R12) equals the plain statement on the trick in play order."""
     from smear_env.vector import VectorGame
 
     checked = {"hands": 0, "tricks": 0}
@@ -383,13 +398,18 @@ def test_vector_score_and_trick_winner_equal_rules(rules, monkeypatch):
 
     def wrapped(self, idx, res):
         pb = self.played_by[idx]
-        sc = R.score_hand(self.rules, self.trump[idx], pb[:, 0] | pb[:, 2], pb[:, 1] | pb[:, 3],
-                          self.won[idx, 0], self.won[idx, 1], self.discards[idx], self.bidder[idx] & 1,
-                          self.high_bid[idx], self.scores[idx, 0], self.scores[idx, 1])
+        args = [a.tolist() for a in (self.trump[idx], pb[:, 0] | pb[:, 2], pb[:, 1] | pb[:, 3],
+                                     self.won[idx, 0], self.won[idx, 1], self.discards[idx],
+                                     self.bidder[idx] & 1, self.high_bid[idx], self.scores[idx, 0],
+                                     self.scores[idx, 1])]
         orig(self, idx, res)
-        assert np.array_equal(res.score_delta[idx], np.stack(sc.change, axis=1))
-        assert np.array_equal(res.scores[idx], np.stack(sc.scores, axis=1))
-        assert np.array_equal(res.winner[idx], sc.winner)
+        for i, lane in enumerate(idx.tolist()):
+            want = _spec_score(self.rules, *(a[i] for a in args))
+            assert tuple(res.score_delta[lane].tolist()) == want[6]
+            assert tuple(res.scores[lane].tolist()) == want[7]
+            assert int(res.winner[lane]) == want[8]
+            assert tuple(self.hand_points[lane].tolist()) == want[:4]
+            assert bool(self.hand_made[lane]) == want[5]
         checked["hands"] += len(idx)
 
     monkeypatch.setattr(VectorGame, "_score", wrapped)
@@ -397,60 +417,18 @@ def test_vector_score_and_trick_winner_equal_rules(rules, monkeypatch):
     rng = _rng(15)
     for _ in range(400):
         last = (vg.phase == 3) & (vg.trick_len == 3) & (vg.tricks_done < 5)
-        trick, led, trump = vg.trick.copy(), vg.led.copy(), vg.trump.copy()
+        trick, leader, trump = vg.trick.copy(), vg.leader.copy(), vg.trump.copy()
         acts = vg.random_actions(rng)
         seat = vg.to_act.copy()
         vg.step(acts)
-        if last.any():
-            full = trick[last]
-            full[np.arange(int(last.sum())), seat[last]] = acts[last] - 40
-            assert np.array_equal(vg.to_act[last], R.trick_winner(full, trump[last], led[last]))
-            checked["tricks"] += int(last.sum())
+        for lane in np.flatnonzero(last).tolist():
+            by_seat = trick[lane].tolist()
+            by_seat[seat[lane]] = int(acts[lane]) - 40
+            ld = int(leader[lane])
+            in_order = [by_seat[(ld + k) % 4] for k in range(4)]
+            assert int(vg.to_act[lane]) == (ld + _spec_winner(in_order, int(trump[lane]))) % 4
+            checked["tricks"] += 1
     assert checked["hands"] > 50 and checked["tricks"] > 200
-
-
-def test_heuristic_trick_helpers_equal_rules():
-    """heuristic._trick_winner / _beats (R12) equal rules.trick_winner / trick_key on random partial
-    tricks."""
-    from smear_env.agents import heuristic as H
-
-    rng = _rng(16)
-    for _ in range(N):
-        trick = _random_trick(rng, int(rng.integers(1, 5)))
-        trump = int(rng.integers(0, 4))
-        assert H._trick_winner(tuple(trick), trump) == R.trick_winner(trick, trump)
-        led = trick[0] >> 3
-        best = trick[R.trick_winner(trick, trump)]
-        c = int(rng.integers(32))
-        assert H._beats(c, best, led, trump) == (R.trick_key(c, led, trump) > R.trick_key(best, led, trump))
-
-
-@pytest.mark.parametrize("high_low", HIGH_LOW_VALUES)
-def test_pimc_unawarded_equals_rules_points_out_of_play(high_low):
-    """pimc._unawarded (R13-R15, used at a first lead) equals rules.points_out_of_play wherever a trump is in
-    play (always so at a first lead: the bidder named a suit it holds) or trump is unknown."""
-    from smear_env.agents import pimc as P
-
-    rng = _rng(17)
-    checked = 0
-    for _ in range(N):
-        deck = rng.permutation(32)
-        hands = tuple(sum(1 << int(c) for c in deck[6 * i:6 * i + 6]) for i in range(4))
-        trump = int(rng.integers(-1, 4))
-        allh = hands[0] | hands[1] | hands[2] | hands[3]
-        if trump >= 0 and not allh & SUIT_MASKS[trump]:
-            continue
-        assert P._unawarded(hands, trump, high_low) == R.points_out_of_play(allh, trump, high_low)
-        checked += 1
-    assert checked > N // 2
-
-
-def test_pimc_discard_pool_expression_equals_rules():
-    """pimc._heuristic_plan's pool ``left & ~SUIT_MASKS[trump] or left`` (R11) is rules.discard_pool."""
-    rng = _rng(18)
-    hands = _masks(rng, N, density=0.2)
-    for h, t in zip(_ints(hands), rng.integers(0, 4, N).tolist(), strict=True):
-        assert (h & ~SUIT_MASKS[t] or h) == R.discard_pool(h, t)
 
 
 def test_reference_engine_equals_spec_functions_in_random_games():
@@ -522,13 +500,9 @@ def test_differences_from_names_changed_and_unknown_options():
     assert rules.differences_from({}) == ["kitty_size"]
 
 
-def test_old_import_paths_still_work():
-    from smear_env import cards
+def test_deals_reexported_by_game_are_the_rules_functions():
     from smear_env.game import deal_from, shuffled_deal
 
-    assert cards.game_points is R.game_points and cards.RANK_GAME_VALUE is R.RANK_GAME_VALUE
     assert deal_from is R.deal_from and shuffled_deal is R.shuffled_deal
-    with pytest.raises(AttributeError, match="nope"):
-        cards.nope  # noqa: B018
     with pytest.raises(RuleOptionError):
         SmearRules(high_low="x")

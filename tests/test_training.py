@@ -137,6 +137,24 @@ def test_existing_run_folder_needs_resume_or_overwrite(tmp_path, capsys):
     assert meta["training"]["seed"] == 5
 
 
+class _LegalityCheck:
+    """An agent that plays ``agent``'s actions and counts its decisions and the illegal ones (a game stops
+    at the first illegal action, so the count of decisions shows it was not cut short)."""
+
+    def __init__(self, agent) -> None:
+        self.agent, self.name, self.decisions, self.illegal = agent, agent.name, 0, []
+
+    def start_game(self, seat, rules, rng) -> None:
+        self.agent.start_game(seat, rules, rng)
+
+    def act(self, observation) -> int:
+        a = self.agent.act(observation)
+        self.decisions += 1
+        if not observation["action_mask"][a]:
+            self.illegal.append(a)
+        return a
+
+
 def test_policy_learns_legal_masked_actions(tmp_path):
     """Every action the trained greedy checkpoint chooses is legal (masked logits)."""
     run = tmp_path / "run"
@@ -144,8 +162,9 @@ def test_policy_learns_legal_masked_actions(tmp_path):
     agent = load_agent(run / "checkpoints" / "latest.safetensors", SmearRules(target_score=5))
     from smear_env.evaluation import play_game
 
-    rec, stats = play_game([agent, agent, agent, agent], SmearRules(target_score=5), seed=3)
-    assert stats.played >= 1
+    checked = _LegalityCheck(agent)
+    rec, stats = play_game([checked] * 4, SmearRules(target_score=5), seed=3)
+    assert checked.decisions >= 24 * stats.played >= 24 and checked.illegal == []  # 24 plays a hand
 
 
 @pytest.mark.parametrize("episode,reward", [("game", "win"), ("game", "score")])
@@ -180,8 +199,9 @@ def test_maskable_ppo_smoke_and_resume(tmp_path):
         assert np.array_equal(v.numpy(), tensors[f"policy.{k}"]), k
     from smear_env.evaluation import play_game
 
-    _, stats = play_game([agent] * 4, SmearRules(target_score=5), seed=1)
-    assert stats.played >= 1
+    checked = _LegalityCheck(agent)
+    _, stats = play_game([checked] * 4, SmearRules(target_score=5), seed=1)
+    assert checked.decisions >= 24 * stats.played >= 24 and checked.illegal == []  # 24 plays a hand
 
 
 def test_imitation_warm_start_clones_teacher(tmp_path):

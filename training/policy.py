@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from smear_env.actions import NUM_ACTIONS
-from smear_env.observation import OBS_SIZE, SLICES, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
+from smear_env.observation import OBS_SCALE, OBS_SIZE, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
@@ -33,12 +33,9 @@ SB3_KEY_MAP = (
 
 
 def obs_scale() -> np.ndarray:
-    """Per-feature multiplier of the observation (1 for 0/1 features)."""
-    s = np.ones(OBS_SIZE, dtype=np.float32)
-    s[SLICES["scores"]] = 1.0 / 16.0
-    s[SLICES["target_score"]] = 1.0 / 16.0
-    s[SLICES["hand_sizes"]] = 1.0 / 9.0
-    return s
+    """Per-feature multiplier of the observation (1 for 0/1 features): a copy of
+    :data:`smear_env.observation.OBS_SCALE` (each term's ``scale`` in the layout)."""
+    return OBS_SCALE.copy()
 
 
 def _activation(name: str) -> nn.Module:

@@ -49,7 +49,7 @@ class RandomAgent:
         return int(legal[self._rng.integers(legal.size)])
 
     def act_view(self, view: PlayerView) -> int:
-        """Optional fast path (see :func:`act_with_view`): same draw as :meth:`act` on the same state."""
+        """Optional fast path (see :func:`has_view_fast_path`): same draw as :meth:`act` on the same state."""
         legal = view.legal_actions
         if not legal:
             raise ValueError("RandomAgent.act_view: the view has no legal action (is this agent to act?)")

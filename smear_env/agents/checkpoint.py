@@ -151,7 +151,10 @@ def check_compatible(meta: dict[str, Any], path: str | Path, rules: SmearRules |
                      ) -> None:
     """Raise CheckpointError naming the first mismatch between a checkpoint and this environment (and the
     rules it will play under, when given). A rule mismatch reads ``kitty_size=3 (<wanted>: 2); <advice>``:
-    callers say where the other rules come from (``wanted``, e.g. "this run's config") and what to do."""
+    callers say where the other rules come from (``wanted``, e.g. "this run's config") and what to do.
+    Rules are compared by meaning (:meth:`SmearRules.differences_from`): an option missing from the
+    checkpoint's record (added after it was written) counts as its default value; a recorded option this
+    version does not know is a mismatch."""
     p = str(path)
     if meta.get("env_version") != ENV_VERSION:
         raise CheckpointError(
@@ -172,11 +175,15 @@ def check_compatible(meta: dict[str, Any], path: str | Path, rules: SmearRules |
             f"checkpoint {p!r} has {meta.get('num_actions')} actions, this environment has {NUM_ACTIONS}"
         )
     if rules is not None:
-        trained = meta.get("rules") or {}
+        # by meaning: an option the checkpoint predates (missing from its record) reads as its default
+        trained = SmearRules.with_defaults(meta.get("rules") or {})
         want = rules.to_dict()
-        diff = [k for k in want if trained.get(k) != want[k]]
+        diff = rules.differences_from(trained)
         if diff:
-            desc = ", ".join(f"{k}={short_repr(trained.get(k))} ({wanted}: {want[k]!r})" for k in diff)
+            desc = ", ".join(
+                f"{k}={short_repr(trained[k])} ({wanted}: {want[k]!r})" if k in want
+                else f"{k}={short_repr(trained[k])} (not a rule option of this version)" for k in diff
+            )
             raise CheckpointError(
                 f"checkpoint {p!r} was trained with different rule options: {desc}; {advice}"
             )

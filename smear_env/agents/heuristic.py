@@ -51,13 +51,13 @@ from ..cards import (
     RANK_7,
     RANK_10,
     RANK_ACE,
-    RANK_GAME_VALUE,
     RANK_JACK,
     RANK_KING,
     SUIT_MASKS,
 )
-from ..config import SmearRules
+from ..config import HIGH_LOW_ACE_SEVEN, SmearRules
 from ..infoset import PlayerView
+from ..rules import RANK_GAME_VALUE, TRICK_KEYS, trick_winner
 
 # The three other players hold 18 of the 26 cards an observer has not seen at the deal; the partner 6,
 # the opponents 12, the stock 8.
@@ -93,7 +93,7 @@ def suit_estimate(
     if n == 0 and k == 0:
         return 0.0
     # R13 High
-    if rules.high_low == "ace_seven":
+    if rules.high_low == HIGH_LOW_ACE_SEVEN:
         high = 1.0 if has[RANK_ACE] else _P_PARTNER + p_k
     else:
         top = bits.bit_length() - 1
@@ -101,7 +101,7 @@ def suit_estimate(
         if not has[RANK_ACE]:
             high = min(1.0, high + p_k * (1.0 - high))
     # R14 Low
-    if rules.high_low == "ace_seven":
+    if rules.high_low == HIGH_LOW_ACE_SEVEN:
         low = 1.0 if has[RANK_7] else _P_PARTNER + p_k
     else:
         bottom = (bits & -bits).bit_length() - 1 if n else RANK_ACE
@@ -143,26 +143,6 @@ def keep_value(c: int, hand: int) -> float:
     short = suit_bits.bit_count() == 1  # discarding it makes a void (we may trump that suit)
     base = {RANK_KING: 0.5, 5: 0.3, RANK_JACK: 0.2}.get(r, 1.0 + 0.1 * r)
     return base - (0.8 if short else 0.0)
-
-
-def _beats(c: int, best: int, led: int, trump: int) -> bool:
-    """R12: does card ``c`` beat the card ``best`` currently winning a trick led in suit ``led``?"""
-    cs, bs = c >> 3, best >> 3
-    if cs == bs:
-        return c > best
-    if cs == trump:
-        return True
-    return False
-
-
-def _trick_winner(trick: tuple[int, ...], trump: int) -> int:
-    """Index of the winning card in a (partial) trick (R12)."""
-    led = trick[0] >> 3
-    best_i = 0
-    for i in range(1, len(trick)):
-        if _beats(trick[i], trick[best_i], led, trump):
-            best_i = i
-    return best_i
 
 
 class HeuristicAgent:
@@ -328,8 +308,7 @@ class HeuristicAgent:
         hand = view.hand
         trick = view.trick
         leader = view.trick_leader if view.trick_leader is not None else 0
-        led = trick[0] >> 3
-        wi = _trick_winner(trick, trump)
+        wi = trick_winner(trick, trump)  # R12
         win_seat = (leader + wi) % 4
         best = trick[wi]
         pos = len(trick)  # my position in the trick (0-based)
@@ -367,7 +346,8 @@ class HeuristicAgent:
                     return feed
             return min(cards, key=throw)
 
-        winners = [c for c in cards if _beats(c, best, led, trump)]
+        keys = TRICK_KEYS[trump][trick[0] >> 3]  # R12: the cards that beat the best card so far
+        winners = [c for c in cards if keys[c] > keys[best]]
         if winners:
             pool = [c for c in winners if safe(c)]
             if pool:

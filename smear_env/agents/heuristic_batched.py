@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
-from ..cards import NUM_CARDS, RANK_10, RANK_ACE, RANK_GAME_VALUE, RANK_JACK
+from ..cards import NUM_CARDS, RANK_10, RANK_ACE, RANK_JACK
 from ..config import HIGH_LOW_VALUES, KITTY_SIZE_VALUES, SmearRules
 from ..observation import (
     BIDDER,
@@ -45,7 +45,7 @@ from ..observation import (
     TRUMP_,
     VOIDS,
 )
-from .batched import _check_start, _SlotTable, check_batch, mask_words, no_legal_error
+from ..rules import CARD_GAME_POINTS, cards_beating, suit_mask, trick_key
 from .heuristic import (
     _BID_MARGIN,
     _JACK_WEIGHT,
@@ -55,6 +55,7 @@ from .heuristic import (
     keep_value,
     suit_estimate,
 )
+from .slots import _check_start, _SlotTable, check_batch, mask_words, no_legal_error
 
 __all__ = ["BatchedHeuristicAgent"]
 
@@ -62,10 +63,6 @@ _I = np.int64
 _FULL = (1 << NUM_CARDS) - 1
 _BIG = 1 << 40
 _SUITS = range(4)
-_CARD = np.arange(NUM_CARDS)
-# bit c: the cards of c's suit above c (R12 order within a suit)
-_ABOVE = np.array([(0xFF << (8 * (c >> 3))) & ~((1 << (c + 1)) - 1) for c in range(NUM_CARDS)], dtype=_I)
-_SUIT_MASK = np.array([0, 0xFF, 0xFF00, 0xFF0000, 0xFF000000], dtype=_I)  # by suit + 1 (-1: none)
 _TENS = sum(1 << (8 * s + RANK_10) for s in _SUITS)
 _TENS_JACKS = _TENS | sum(1 << (8 * s + RANK_JACK) for s in _SUITS)
 # by a 4-bit suit set: the cards of those suits
@@ -359,7 +356,7 @@ class BatchedHeuristicAgent:
         for s in _SUITS:
             k = _KEEP[((hand >> (8 * s)) & 255) * 256 + ((legal >> (8 * s)) & 255)] + 8 * s
             best = k if best is None else np.minimum(best, k)
-        all_trump = (legal & _SUIT_MASK[trump + 1]) != 0
+        all_trump = (legal & suit_mask(trump)) != 0
         return DISCARD_ACTION_BASE + np.where(all_trump, shed, best & 31)
 
     # ------------------------------------------------------------------ play (R12)
@@ -373,7 +370,7 @@ class BatchedHeuristicAgent:
         for s in _SUITS:
             higher |= _HIGHER_BYTE[(out >> (8 * s)) & 255] << (8 * s)
         trump = _one_hot(_field(words, TRUMP_, 4))
-        tmask = _SUIT_MASK[trump + 1]
+        tmask = suit_mask(trump)
         suits = _Suits(trump, out)
         voids = _field(words, VOIDS, 16)
         leader = _one_hot(_field(words, TRICK_LEADER, 4))
@@ -406,7 +403,7 @@ class BatchedHeuristicAgent:
             i = np.flatnonzero(no_trump)
             est = _suit_estimates(hand[i], code[i], 0)
             _, suit = _best_suit(est, _suits_of(legal[i]))
-            choice[i] = self._trump_lead(legal[i] & _SUIT_MASK[suit + 1], higher[i])
+            choice[i] = self._trump_lead(legal[i] & suit_mask(suit), higher[i])
         my = legal & tmask
         has = my != 0
         all_trumps = has & ((legal & ~tmask) == 0)
@@ -448,15 +445,9 @@ class BatchedHeuristicAgent:
         cards = seat_card[ar[:, None], (leader[:, None] + np.arange(3)[None, :]) & 3]  # in play order
         present = np.arange(3)[None, :] < pos[:, None]
         cards = np.where(present, cards, 0)
-        # the winning card so far (R12)
-        wi = np.zeros(n, dtype=_I)
-        best = cards[:, 0].copy()
-        for k in (1, 2):
-            c = cards[:, k]
-            cs, bs = c >> 3, best >> 3
-            beats = present[:, k] & np.where(cs == bs, c > best, cs == trump)
-            wi = np.where(beats, k, wi)
-            best = np.where(beats, c, best)
+        # the winning card so far (R12): the highest trick key among the cards played
+        wi = np.argmax(np.where(present, trick_key(cards, cards[:, :1] >> 3, trump[:, None]), -1), axis=1)
+        best = cards[ar, wi]
         win_seat = (leader + wi) & 3
         has_trump = trump >= 0
         jack_card = np.where(has_trump, trump * 8 + RANK_JACK, -1)
@@ -487,7 +478,7 @@ class BatchedHeuristicAgent:
             choice[ok] = feed[ok]
             decided |= partner
         # winners: cards that beat the best card (same suit and higher, or a trump over a non-trump)
-        winners = legal & (_ABOVE[best] | np.where((best >> 3) != trump, tmask, 0))
+        winners = legal & cards_beating(best, trump)
         active = ~decided & (winners != 0)
         pool = winners & safe
         has_pool = pool != 0
@@ -506,5 +497,5 @@ class BatchedHeuristicAgent:
         return choice
 
 
-_GV = np.array(RANK_GAME_VALUE)[_CARD & 7]
+_GV = np.array(CARD_GAME_POINTS)
 assert NUM_ACTIONS == PLAY_ACTION_BASE + NUM_CARDS

@@ -37,10 +37,10 @@ R23) is the *default* and the sampled solves *correct* it when they clearly disa
 * ``trump_margin``: the heuristic's (trump, discards) plan is kept unless another candidate's mean value
   beats it by this much (``None``: best mean; ``inf``: always the heuristic's plan, no search).
 
-Defaults (tuned on short duplicate runs, see the task report): ``switch_margin=0.5``, ``bid_mode="max"``
-with ``bid_conf=0.75``, ``trump_margin=inf`` (a sampled choice of the plan lost ~0.1 point a hand against
-the heuristic's own plan, which its bid estimate assumes). Pure PIMC is ``switch_margin=none,
-bid_mode=pimc,bid_conf=0,trump_margin=none``.
+Defaults (tuned on short duplicate runs against the heuristic, not kept in the repository):
+``switch_margin=0.5``, ``bid_mode="max"`` with ``bid_conf=0.75``, ``trump_margin=inf`` (a sampled choice of
+the plan lost ~0.1 point a hand against the heuristic's own plan, which its bid estimate assumes). Pure PIMC
+is ``switch_margin=none,bid_mode=pimc,bid_conf=0,trump_margin=none``.
 
 Speed (``benchmarks/pimc_speed.py``): at the defaults below a decision averages ~20-35 ms on one core
 (bids ~50-70 ms, trump ~150-200 ms but at most one per hand, card play ~15-25 ms).
@@ -70,10 +70,11 @@ from ..actions import (
     action_bid,
     bid_action,
 )
-from ..cards import RANK_ACE, RANK_GAME_VALUE, RANK_JACK, SUIT_MASKS, cards_of
+from ..cards import RANK_ACE, RANK_JACK, SUIT_MASKS, cards_of
 from ..config import SmearRules
 from ..game import BIDDING, DISCARD, PLAY, TRUMP
 from ..infoset import PlayerView, sample_hidden
+from ..rules import RANK_GAME_VALUE, contract_change, contract_made, discard_pool, points_out_of_play
 from .solver import SolverState, _reps, solve, solve_all_moves
 
 # Defaults (see benchmarks/pimc_speed.py for the per-decision times they give): samples per card-play /
@@ -108,8 +109,7 @@ def _heuristic_plan(hand: int, rules: SmearRules, suits: list[int]) -> tuple[int
     disc = 0
     left = hand
     for _ in range(rules.kitty_size):
-        pool = left & ~SUIT_MASKS[trump] or left
-        legal = tuple(DISCARD_ACTION_BASE + c for c in cards_of(pool))  # R11: trump only when all trump
+        legal = tuple(DISCARD_ACTION_BASE + c for c in cards_of(discard_pool(left, trump)))  # R11
         c = h._discard(SimpleNamespace(hand=left, trump=trump), legal) - DISCARD_ACTION_BASE
         disc |= 1 << c
         left &= ~(1 << c)
@@ -142,16 +142,6 @@ def _one_class(view: PlayerView, cards: list[int]) -> int | None:
 def _bidder_points(pb: int, pd: int) -> float:
     """Objective for bid estimates: the bidder team's points (its opponents minimise them)."""
     return pb
-
-
-def _unawarded(hands: tuple[int, ...], trump: int, high_low: str) -> int:
-    """Points of High/Low/Jack whose card is in nobody's hand (R13-R15 ace_seven), 0 with unknown trump."""
-    if trump < 0:
-        return 0
-    allh = hands[0] | hands[1] | hands[2] | hands[3]
-    cards = (trump * 8 + RANK_JACK,) if high_low != "ace_seven" else (trump * 8, trump * 8 + RANK_JACK,
-                                                                      trump * 8 + RANK_ACE)
-    return sum(1 for c in cards if not allh >> c & 1)
 
 
 def trump_strength(hand: int, suit: int) -> float:
@@ -435,10 +425,13 @@ class PimcAgent:
             hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
             pb = int(solve(self._first_lead_state(hands, trump, MAX_BID, disc), _bidder_points,
                            node_cap=self.bid_node_cap))
-            pd = 4 - pb - _unawarded(hands, trump, self.rules.high_low)  # approximation: the rest
+            # pD: the other points in play (an approximation), less those no card in play can win
+            in_play = hands[0] | hands[1] | hands[2] | hands[3]
+            pd = 4 - pb - points_out_of_play(in_play, trump, self.rules.high_low)
             for b in bids:
-                worth[b] += (pb if pb >= b + self.bid_margin else -b) - pd  # R17 (with a safety margin)
-                made[b] += pb >= b
+                # R17, made only with a safety margin
+                worth[b] += contract_change(pb, b, made=pb >= b + self.bid_margin) - pd
+                made[b] += contract_made(pb, b)
             n += 1
         if self.bid_high:
             # the highest bid still worth more than the threshold: a higher bid also shuts opponents out of

@@ -87,7 +87,7 @@ def parse_cmd_spec(spec: str) -> tuple[list[str], dict[str, Any]]:
     """``"cmd[timeout=5]:python bot.py"`` -> (``["python", "bot.py"]``, ``{"timeout": 5.0}``); ValueError
     on anything malformed (an unknown option, a timeout out of range, an empty command, a program not
     found)."""
-    from .registry import parse_options
+    from .specs import parse_key_values
 
     text = spec.strip()
     if not text.startswith("cmd"):
@@ -100,7 +100,7 @@ def parse_cmd_spec(spec: str) -> tuple[list[str], dict[str, Any]]:
         close = rest.find("]")
         if close < 0:
             raise ValueError(f"bot spec {spec!r}: '[' without ']' (options look like cmd[timeout=5]:...)")
-        options = parse_options(spec, rest[1:close])
+        options = parse_key_values(spec, rest[1:close], "options look like cmd[timeout=5]:...")
         rest = rest[close + 1:]
     if not rest.startswith(":"):
         raise ValueError(f"bot spec {spec!r}: expected ':' then the command line, e.g. 'cmd:python bot.py'")
@@ -374,52 +374,9 @@ __all__ = ["BotError", "MAX_TIMEOUT", "PROTOCOL", "ProtocolAgent", "check_timeou
            "parse_cmd_spec"]
 
 
-# ============================================================================ the bot side, in Python
-def serve_agent(spec: str, stdin: Any = None, stdout: Any = None) -> None:
-    """Run the agent named by ``spec`` (any :func:`~smear_env.agents.registry.make_agent` spec) as a
-    ``smear-bot/1`` bot on ``stdin``/``stdout``: each seat view is turned back into a
-    :class:`PlayerView` (:func:`~smear_env.seat_view.view_from_json`) and given to the agent exactly as an
-    in-process game gives it, so ``cmd:python -m smear_env.agents.protocol heuristic`` plays exactly as
-    ``heuristic`` does."""
+if __name__ == "__main__":  # the bot side (smear_env.agents.serve), kept at this documented command
     import sys
 
-    from ..agents.base import has_view_fast_path
-    from ..observation import encode
-    from ..seat_view import view_from_json
-    from .registry import make_agent
+    from smear_env.agents.serve import main
 
-    stdin = sys.stdin if stdin is None else stdin
-    stdout = sys.stdout if stdout is None else stdout
-    agent: Any = None
-    agent_rules: SmearRules | None = None
-    for line in stdin:
-        msg = json.loads(line)
-        kind = msg.get("type")
-        if kind == "start_game":
-            rules = SmearRules.from_dict(msg["rules"])
-            if agent is None or agent_rules != rules:
-                agent, agent_rules = make_agent(spec, rules), rules
-            agent.start_game(msg["seat"], rules, np.random.default_rng(msg["seed"]))
-        elif kind == "act":
-            view = view_from_json(msg["view"])
-            if has_view_fast_path(agent):
-                action = agent.act_view(view.relative())
-            else:
-                mask = np.zeros(72, dtype=np.int8)
-                mask[list(view.legal_actions)] = 1
-                action = agent.act({"observation": encode(view), "action_mask": mask})
-            answer: dict[str, Any] = {"action": int(action)}
-            if "id" in msg:
-                answer["id"] = msg["id"]  # echoed: the host checks that the answer is to this request
-            stdout.write(json.dumps(answer) + "\n")
-            stdout.flush()
-        elif kind == "quit":
-            break
-
-
-if __name__ == "__main__":
-    import sys
-
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m smear_env.agents.protocol AGENT_SPEC  (a smear-bot/1 bot on stdin/stdout)")
-    serve_agent(sys.argv[1])
+    main(sys.argv[1:])

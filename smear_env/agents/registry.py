@@ -18,8 +18,8 @@ Specs:
 
 The agent's ``name`` is set to its spec, so records and tables show what was asked for.
 
-:func:`make_batched_agent` gives any of these specs in batched form (one call for many seats; see
-:mod:`smear_env.agents.batched`) and :func:`can_vectorise` says which ones are vectorised.
+:func:`smear_env.agents.batched.make_batched_agent` gives any of these specs in batched form (one call
+for many seats) and :func:`smear_env.agents.batched.can_vectorise` says which ones are vectorised.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any
 from ..config import SmearRules
 from .base import Agent, RandomAgent
 from .shipped import SHIPPED_AGENTS, shipped_path
+from .specs import parse_key_values
 
 BUILTIN_NAMES = ("random", "heuristic", "pimc")
 CHECKPOINT_SUFFIX = ".safetensors"
@@ -46,34 +47,9 @@ def _valid_specs() -> str:
     )
 
 
-def _parse_value(text: str) -> Any:
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    return text
-
-
 def parse_options(spec: str, text: str) -> dict[str, Any]:
     """``"samples=16,budget_ms=80"`` -> ``{"samples": 16, "budget_ms": 80}``; malformed -> ValueError."""
-    options: dict[str, Any] = {}
-    if not text:
-        return options
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        key = key.strip()
-        if not sep or not key.isidentifier() or not value.strip():
-            raise ValueError(
-                f"bad agent spec {spec!r}: option {part!r} is not key=value; {_valid_specs()}"
-            )
-        if key in options:
-            raise ValueError(f"bad agent spec {spec!r}: option {key!r} given twice")
-        options[key] = _parse_value(value.strip())
-    return options
+    return parse_key_values(spec, text, _valid_specs())
 
 
 def _accepts(annotation: str, value: Any) -> bool:
@@ -177,9 +153,4 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
     return agent
 
 
-from .batched import can_vectorise, make_batched_agent  # noqa: E402 (batched imports this module lazily)
-
-__all__ = [
-    "BUILTIN_NAMES", "can_vectorise", "check_options", "is_checkpoint_spec", "make_agent",
-    "make_batched_agent", "parse_options",
-]
+__all__ = ["BUILTIN_NAMES", "check_options", "is_checkpoint_spec", "make_agent", "parse_options"]

@@ -6,9 +6,9 @@ card in the repository's ``checkpoints/`` folder and add one :class:`ShippedAgen
 
 Where the files are found (:func:`shipped_dir`):
 
-* from an installed wheel: inside the package, ``smear_env/checkpoints/`` (the wheel build copies the
-  repository's ``checkpoints/`` folder there: ``[tool.hatch.build.targets.wheel.force-include]`` in
-  ``pyproject.toml``), read through :mod:`importlib.resources`;
+* from an installed wheel: inside the package, ``smear_env/checkpoints/`` (the wheel build hook in
+  ``hatch_build.py`` force-includes the repository's ``checkpoints/`` folder there, in the standard wheel
+  only), read through :mod:`importlib.resources`;
 * from a clone (editable install, or ``PYTHONPATH``): the repository's ``checkpoints/`` folder next to the
   ``smear_env`` package.
 

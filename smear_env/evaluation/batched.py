@@ -121,7 +121,7 @@ class _DuplicateDeals:
     the next game ``k`` of the queue (pair ``first_pair + k // 2``, game ``k % 2``)."""
 
     def __init__(self, seed: int, first_pair: int, n_games: int, n_lanes: int) -> None:
-        from .duplicate import DealSequence
+        from .pairs import DealSequence
 
         self._sequence = DealSequence
         self.seed = seed
@@ -208,7 +208,7 @@ def play_pairs(
     recs: dict[int, dict[str, Any]] = {}
     pair_done = np.zeros(n_pairs, dtype=np.int8)
     emitted = [0]  # pairs passed to emit
-    from .duplicate import agent_rng
+    from .pairs import agent_rng
 
     def on_new_games(table: BatchedTable, idx: np.ndarray) -> None:
         k = source.dealt[idx]

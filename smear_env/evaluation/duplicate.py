@@ -1,5 +1,5 @@
-"""The duplicate scheduler: deal sequences, pairs of games with exchanged seats, worker processes,
-matches and tournaments.
+"""The duplicate scheduler: pairs of games with exchanged seats, worker processes, matches and tournaments
+(the games of one pair, their deals and the workers' pair runner: :mod:`smear_env.evaluation.pairs`).
 
 **Duplicate format.** Team A plays team B over ``games / 2`` *pairs* of games. Both games of pair ``g``
 use one sequence of deals: the same first dealer and, for every hand ``i`` (thrown-in hands count, R8),
@@ -23,9 +23,7 @@ from which the deals could be rebuilt.
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing as mp
-import signal
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,9 +32,18 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..config import SmearRules
-from ..game import NUM_PLAYERS, shuffled_deal
+from ..game import NUM_PLAYERS
 from ..stats import rate_players
-from ..table import Table, TableOptions, play, start_agents
+from .pairs import (
+    DealSequence,
+    TeamSpec,
+    _check_seed,
+    _PairRunner,
+    _pool_init,
+    _worker_run,
+    agent_rng,
+    play_table,
+)
 from .results import TAG_BOOT, GameStats, MatchResult, TournamentResult, aggregate, game_stats
 
 DEFAULT_MAX_HANDS = 200
@@ -46,44 +53,6 @@ ENGINES = ("auto", "batched", "reference")
 """``auto``: the batched engine (:mod:`smear_env.evaluation.batched`) when both teams can be vectorised, else
 the reference (one game at a time on :class:`~smear_env.table.Table`); ``batched`` forces the batched
 engine (a team that cannot be vectorised is seated per slot); ``reference`` forces the reference."""
-_TAG_DEAL, _TAG_DEALER = 1, 2
-
-TeamSpec = str | Callable[[], Agent]
-
-
-# ---------------------------------------------------------------------------- deals
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
-    return int(seed)
-
-
-class DealSequence:
-    """The deals of one duplicate pair: first dealer and deal ``i`` from ``(seed, pair)`` only."""
-
-    def __init__(self, seed: int, pair: int) -> None:
-        self.seed = _check_seed(seed)
-        self.pair = _check_seed(pair)
-        rng = np.random.default_rng(np.random.SeedSequence([self.seed, _TAG_DEALER, self.pair]))
-        self.first_dealer = int(rng.integers(NUM_PLAYERS))  # R4: uniformly at random
-        self._cache: dict[int, tuple[list[list[int]], list[int]]] = {}
-
-    def deal(self, i: int) -> tuple[list[list[int]], list[int]]:
-        """``(hands, stock)`` of hand ``i`` (R5: 6 cards to each seat, 8 to the stock)."""
-        if i not in self._cache:
-            rng = np.random.default_rng(np.random.SeedSequence([self.seed, _TAG_DEAL, self.pair, i]))
-            self._cache[i] = shuffled_deal(rng)
-        return self._cache[i]
-
-
-def agent_rng(seed: int, pair: int, game: int, seat: int) -> np.random.Generator:
-    """The generator an agent gets in ``start_game`` for game ``game`` (0/1) of pair ``pair``, seat ``seat``.
-
-    Its seed sequence holds only a SHA-256 digest of those numbers, never ``[seed, pair, ...]`` itself, so
-    an agent cannot read from it the key of :class:`DealSequence` (issue: the generator must not be a key
-    to the deals)."""
-    key = hashlib.sha256(f"smear-eval/agent/{seed}/{pair}/{game}/{seat}".encode()).digest()
-    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(key[:16], "little")))
 
 
 # ---------------------------------------------------------------------------- one game
@@ -111,118 +80,6 @@ def play_game(
     game, truncated = table.require_game(), table.truncated
     record = game.to_record(players=[a.name for a in agents], truncated=truncated)
     return record, game_stats(game, truncated)
-
-
-def play_table(
-    agents: Sequence[Agent],
-    rules: SmearRules,
-    deals: DealSequence,
-    max_hands: int,
-    rngs: Sequence[np.random.Generator],
-) -> Table:
-    """Play one game of ``deals`` on a :class:`~smear_env.table.Table` (truncated after ``max_hands``
-    deals); returns the table (its ``game``, ``truncated``)."""
-    start_agents(agents, rules, rngs)
-    table = Table(rules, TableOptions(max_cycles=None, max_hands=max_hands))
-    table.new_game(deals=deals)
-    play(table, agents)
-    return table
-
-
-# ---------------------------------------------------------------------------- duplicate pairs
-def _build(spec: TeamSpec, rules: SmearRules) -> Agent:
-    if isinstance(spec, str):
-        from ..agents.registry import make_agent
-
-        return make_agent(spec, rules)
-    if callable(spec):
-        return spec()
-    raise TypeError(f"a team is an agent spec string or a zero-argument agent factory, not {spec!r}")
-
-
-class _PairRunner:
-    """Two agent instances per team (one per seat), reused across games."""
-
-    def __init__(self, team_a: TeamSpec, team_b: TeamSpec, rules: SmearRules, seed: int, max_hands: int,
-                 records: bool) -> None:
-        self.a = [_build(team_a, rules), _build(team_a, rules)]
-        self.b = [_build(team_b, rules), _build(team_b, rules)]
-        self.rules = rules
-        self.seed = seed
-        self.max_hands = max_hands
-        self.records = records
-
-    def run(self, pair: int) -> tuple[list[GameStats], list[dict[str, Any]] | None]:
-        deals = DealSequence(self.seed, pair)
-        a, b = self.a, self.b
-        seatings = ([a[0], b[0], a[1], b[1]], [b[0], a[0], b[1], a[1]])  # A in 0/2, then A in 1/3
-        stats, recs = [], []
-        for g, agents in enumerate(seatings):
-            rngs = [agent_rng(self.seed, pair, g, s) for s in range(NUM_PLAYERS)]
-            try:
-                table = play_table(agents, self.rules, deals, self.max_hands, rngs)
-            except Exception as e:  # e.g. a protocol bot failed: keep the records of the games finished
-                e.finished_records = recs  # type: ignore[attr-defined]
-                raise
-            game, truncated = table.require_game(), table.truncated
-            stats.append(game_stats(game, truncated))
-            if self.records:
-                rec = game.to_record(players=[x.name for x in agents], truncated=truncated)
-                rec["seed"] = self.seed
-                rec["duplicate"] = {"pair": pair, "game": g, "team_a_seats": [g, g + 2]}
-                recs.append(rec)
-        return stats, (recs if self.records else None)
-
-    def close(self) -> None:
-        """Close the agents that hold resources (protocol bots: ``quit``, a short grace, then their process
-        groups are killed; all at once)."""
-        from ..agents.protocol import close_agents
-
-        close_agents(self.a + self.b)
-
-
-_WORKER: _PairRunner | None = None
-
-
-def _close_worker() -> None:
-    if _WORKER is not None:
-        _WORKER.close()
-
-
-def _worker_sigterm(signum: int, frame: Any) -> None:
-    """``Pool.terminate()`` ends the workers with SIGTERM, which skips finalizers: close the bots first."""
-    import os
-
-    from ..agents.supervisor import close_all
-
-    try:
-        _close_worker()
-        close_all()  # also the bots whose closing this signal interrupted
-    finally:
-        os._exit(0)
-
-
-def _pool_init(*args: Any) -> None:
-    """Initializer of a local worker process: :func:`_worker_init`, and the worker's agents closed however it
-    ends (its normal exit runs ``multiprocessing`` finalizers; ``terminate()`` sends SIGTERM)."""
-    from multiprocessing import util
-
-    _worker_init(*args)
-    util.Finalize(None, _close_worker, exitpriority=100)
-    signal.signal(signal.SIGTERM, _worker_sigterm)
-
-
-def _worker_init(team_a: TeamSpec, team_b: TeamSpec, rules: dict[str, Any], seed: int, max_hands: int,
-                 records: bool) -> None:
-    global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (one message, no
-    # traceback per worker); the parent then terminates the pool
-    _WORKER = _PairRunner(team_a, team_b, SmearRules.from_dict(rules), seed, max_hands, records)
-
-
-def _worker_run(pair: int) -> tuple[list[GameStats], list[dict[str, Any]] | None]:
-    assert _WORKER is not None
-    return _WORKER.run(pair)
 
 
 def run_match(

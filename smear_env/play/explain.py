@@ -20,7 +20,7 @@ from ..actions import (
     is_play,
     is_trump,
 )
-from ..cards import CARD_NAMES, RANK_7, RANK_ACE, RANK_JACK, SUIT_MASKS, SUIT_SYMBOLS, game_points
+from ..cards import CARD_NAMES, SUIT_SYMBOLS
 from ..game import (
     BIDDING,
     DISCARD,
@@ -33,6 +33,7 @@ from ..game import (
     discard_actions,
     playable,
 )
+from ..rules import game_points, high_low_bits, jack_bit
 
 SUIT_WORDS = ("clubs", "diamonds", "hearts", "spades")
 
@@ -132,14 +133,12 @@ def point_details(game: Game) -> dict[str, Any] | None:
     r = game.hand_result
     trump = game.trump
     played = game.played_by[0] | game.played_by[1] | game.played_by[2] | game.played_by[3]
-    trumps = played & SUIT_MASKS[trump]
-    if game.rules.high_low == "ace_seven":
-        high_c = trump * 8 + RANK_ACE if played >> (trump * 8 + RANK_ACE) & 1 else None
-        low_c = trump * 8 + RANK_7 if played >> (trump * 8 + RANK_7) & 1 else None
-    else:
-        high_c = trumps.bit_length() - 1 if trumps else None
-        low_c = (trumps & -trumps).bit_length() - 1 if trumps else None
-    jack_c = trump * 8 + RANK_JACK if played >> (trump * 8 + RANK_JACK) & 1 else None
+    high_bit, low_bit = high_low_bits(trump, played, game.rules.high_low)  # R13, R14 (either option)
+
+    def played_card(bit: int) -> int | None:
+        return bit.bit_length() - 1 if played & bit else None
+
+    high_c, low_c, jack_c = played_card(high_bit), played_card(low_bit), played_card(jack_bit(trump))
     out: dict[str, Any] = {}
     for key, c in (("high", high_c), ("low", low_c), ("jack", jack_c)):
         d: dict[str, Any] = {"team": r["points"][key], "card": None if c is None else CARD_NAMES[c],

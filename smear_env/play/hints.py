@@ -95,11 +95,12 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     * a discard: that card and the heuristic's choice of the rest, solved from the first lead.
 
     ``scale`` multiplies the sample counts (``>= 1`` sample each)."""
-    from ..agents.pimc import _bidder_points, _heuristic_plan, _unawarded, greedy_discards
+    from ..agents.pimc import _bidder_points, _heuristic_plan, greedy_discards
     from ..agents.solver import SolverState, solve, solve_all_moves
     from ..cards import SUIT_MASKS
     from ..infoset import sample_hidden
     from ..observation import decode, observe
+    from ..rules import contract_change, points_out_of_play
 
     obs = observe(game, seat)
     mask = np.asarray(obs["action_mask"])
@@ -145,10 +146,10 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
             hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
             pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), _bidder_points,
                            node_cap=PLAN_NODE_CAP))
-            pd = 4 - pb - _unawarded(hands, trump, rules.high_low)
+            in_play = hands[0] | hands[1] | hands[2] | hands[3]
+            pd = 4 - pb - points_out_of_play(in_play, trump, rules.high_low)  # the other points in play
             for a in bids:
-                b = action_bid(a)
-                worth[a] += (pb if pb >= b else -b) - pd
+                worth[a] += contract_change(pb, action_bid(a)) - pd  # R17
         out = {a: w / n(BID_SAMPLES) for a, w in worth.items()}
         if PASS_ACTION in legal:
             out[PASS_ACTION] = 0.0
