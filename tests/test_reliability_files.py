@@ -23,35 +23,23 @@ import pytest
 
 from smear_env.agents.checkpoint import read_checkpoint
 from smear_env.evaluation.cli import main as eval_main
+from tests.run_helpers import QUICK, TINY, copy_run, folder_state, make_finished_run
 from training.config import BOUNDS, MAX_ROLLOUT, ConfigError, bound_text, from_dict, help_text, load_config
 from training.train import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-QUICK = str(ROOT / "configs" / "quickstart.yaml")
-TINY = ["--config", QUICK, "--variant", "tiny", "--set", "rules.target_score=5",
-        "--set", "total_timesteps=300", "--set", "output.checkpoint_interval=100",
-        "--set", "output.keep_checkpoints=0", "--set", "selfplay.snapshot_interval=300",
-        "--set", "eval.games=2"]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run = tmp_path_factory.mktemp("files") / "run"
-    assert main([*TINY, "--run-dir", str(run)]) == 0
-    return run
+    return make_finished_run(tmp_path_factory, "files")
 
 
 @pytest.fixture
 def run_copy(finished_run: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "run"
-    shutil.copytree(finished_run, dst)
-    return dst
-
-
-def _folder_state(run: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
+    return copy_run(finished_run, tmp_path)
 
 
 def _bot(tmp_path: Path, fail_after: int) -> str:
@@ -173,10 +161,10 @@ def test_item8_records_onto_a_bot_program_is_refused(tmp_path: Path, capsys: pyt
 def test_item9_resume_with_overwrite_is_refused(run_copy: Path, capsys: pytest.CaptureFixture) -> None:
     """Issue 20 item 9 (beyond the list): `--resume --overwrite` (contradictory) is a usage error that
     changes nothing."""
-    before = _folder_state(run_copy)
+    before = folder_state(run_copy)
     with pytest.raises(SystemExit):
         main(["--run-dir", str(run_copy), "--resume", "--overwrite"])
-    assert "give one of them" in capsys.readouterr().err and _folder_state(run_copy) == before
+    assert "give one of them" in capsys.readouterr().err and folder_state(run_copy) == before
 
 
 def test_item8_records_go_to_a_temporary_file_that_replaces_the_old_one(
@@ -236,11 +224,11 @@ def test_item9_overwrite_with_a_config_that_fails_leaves_the_old_run(
         run_copy: Path, capsys: pytest.CaptureFixture) -> None:
     """Issue 20 item 9: `--overwrite` with an init_from whose network does not fit (found only when the
     trainer is built) exits 2 and the old run's checkpoints, train.log and TensorBoard logs are all there."""
-    before = _folder_state(run_copy)
+    before = folder_state(run_copy)
     assert main([*TINY, "--set", "init_from=default", "--run-dir", str(run_copy), "--overwrite"]) == 2
     err = capsys.readouterr().err
     assert "config key 'init_from'" in err and "Traceback" not in err
-    assert _folder_state(run_copy) == before
+    assert folder_state(run_copy) == before
     # and a valid --overwrite then does replace the run
     assert main([*TINY, "--set", "total_timesteps=100", "--set", "eval.opponents=[]", "--run-dir",
                  str(run_copy), "--overwrite"]) == 0
@@ -257,23 +245,23 @@ def test_item9_overwrite_refuses_a_folder_that_is_not_a_run(tmp_path: Path,
     (run / "checkpoints").mkdir(parents=True)
     (run / "checkpoints" / "smear_v0_default.safetensors").write_bytes(b"shipped")
     (run / "checkpoints" / "README.md").write_text("model card")
-    before = _folder_state(run)
+    before = folder_state(run)
     assert main([*TINY, "--run-dir", str(run), "--overwrite"]) == 2
     assert "holds files smear-train did not write" in capsys.readouterr().err
-    assert _folder_state(run) == before
+    assert folder_state(run) == before
 
 
 def test_item9_an_input_inside_the_run_checkpoints_is_refused(run_copy: Path,
                                                              capsys: pytest.CaptureFixture) -> None:
     """Issue 20 item 9: `init_from` (or a checkpoint opponent) that lies in the checkpoints the run rotates
     and --overwrite deletes is refused before anything changes."""
-    before = _folder_state(run_copy)
+    before = folder_state(run_copy)
     latest = run_copy / "checkpoints" / "latest.safetensors"
     for key in ("init_from", "selfplay.opponents"):
         value = str(latest) if key == "init_from" else f"{{self: 1, '{latest}': 1}}"
         assert main([*TINY, "--set", f"{key}={value}", "--run-dir", str(run_copy), "--overwrite"]) == 2
         assert "lies in the run folder's checkpoints/" in capsys.readouterr().err
-    assert _folder_state(run_copy) == before
+    assert folder_state(run_copy) == before
 
 
 # ------------------------------------------------------------------------------------------- item 10

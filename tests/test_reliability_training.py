@@ -5,40 +5,27 @@ Each test names the issue item it keeps fixed. One tiny run (module fixture) is 
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 from smear_env.agents.checkpoint import read_checkpoint
+from tests.run_helpers import TINY, copy_run, folder_state, make_finished_run
 from training.config import ConfigError, from_dict, load_config, parse_override
 from training.train import main
 
 ROOT = Path(__file__).resolve().parents[1]
-QUICK = str(ROOT / "configs" / "quickstart.yaml")
-TINY = ["--config", QUICK, "--variant", "tiny", "--set", "rules.target_score=5",
-        "--set", "total_timesteps=300", "--set", "output.checkpoint_interval=100",
-        "--set", "output.keep_checkpoints=0", "--set", "selfplay.snapshot_interval=300",
-        "--set", "eval.games=2"]
 
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run = tmp_path_factory.mktemp("reliability") / "run"
-    assert main([*TINY, "--run-dir", str(run)]) == 0
-    return run
+    return make_finished_run(tmp_path_factory, "reliability")
 
 
 @pytest.fixture
 def run_copy(finished_run: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "run"
-    shutil.copytree(finished_run, dst)
-    return dst
-
-
-def _folder_state(run: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
+    return copy_run(finished_run, tmp_path)
 
 
 # ------------------------------------------------------------------------------------------- items 1, 13
@@ -46,17 +33,17 @@ def test_failed_resume_leaves_run_folder_unchanged(run_copy: Path, capsys: pytes
     """Issue 12 item 1 (and 13): `--resume --set rules.kitty_size=2` fails with a message that fits
     training (not "evaluation") and leaves config.yaml, command.txt and the checkpoints untouched, so a
     plain --resume still works."""
-    before = _folder_state(run_copy)
+    before = folder_state(run_copy)
     assert main(["--run-dir", str(run_copy), "--resume", "--set", "rules.kitty_size=2"]) == 2
     err = capsys.readouterr().err
     assert "kitty_size=3 (this run's config: 2)" in err and "resume with the rule options" in err
     assert "evaluat" not in err and "Traceback" not in err
-    assert _folder_state(run_copy) == before
+    assert folder_state(run_copy) == before
     assert load_config(run_copy / "config.yaml").rules.kitty_size == 3
     # a changed network does not fit the checkpoint either: a message, the folder untouched
     assert main(["--run-dir", str(run_copy), "--resume", "--set", "network.hidden_sizes=[8]"]) == 2
     assert "does not fit this run's config" in capsys.readouterr().err
-    assert _folder_state(run_copy) == before
+    assert folder_state(run_copy) == before
 
 
 def test_corrupt_checkpoints_on_resume_are_a_message_and_change_nothing(run_copy: Path,
@@ -65,11 +52,11 @@ def test_corrupt_checkpoints_on_resume_are_a_message_and_change_nothing(run_copy
     config.yaml and command.txt unchanged."""
     for p in (run_copy / "checkpoints").glob("*.safetensors"):
         p.write_bytes(b"garbage")
-    before = _folder_state(run_copy)
+    before = folder_state(run_copy)
     assert main(["--run-dir", str(run_copy), "--resume"]) == 2
     err = capsys.readouterr().err
     assert "no readable checkpoint" in err and "latest.safetensors" in err and "Traceback" not in err
-    assert _folder_state(run_copy) == before
+    assert folder_state(run_copy) == before
 
 
 # ------------------------------------------------------------------------------------------- item 6
