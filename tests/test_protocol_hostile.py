@@ -236,6 +236,8 @@ def test_item6_smear_eval_sends_quit_and_no_bot_survives_even_one_ignoring_it(tm
     assert run.rc == 0, run.err
     bots = [line.split()[0] for line in run.log if line.endswith(" bot")]
     quits = [line.split()[0] for line in run.log if line.endswith(" quit")]
-    assert len(bots) == 2 * workers and sorted(quits) == sorted(bots)
+    # each worker that plays a pair starts the team's 2 bot seats; with 2 pairs and 2 workers the pool
+    # may give both pairs to one worker (scheduling), so 2 or 4 bots: every one of them got quit
+    assert len(bots) in {2 * w for w in range(1, workers + 1)} and sorted(quits) == sorted(bots)
     _check_common(run, spec)
     assert len(run.records) == 4
