@@ -71,6 +71,8 @@ def _tables(x: Any) -> _Tables:
 
 def select(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` holds, else ``b``: a conditional on scalars, :func:`numpy.where` on arrays."""
+    if type(a) is int and type(b) is int and (type(cond) is bool or type(cond) is int):  # the engine's case
+        return a if cond else b
     if isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.where(cond, a, b)
     return a if cond else b
@@ -125,7 +127,7 @@ def trick_winner(cards: Any, trump: Any, led: Any = None) -> Any:
     partial trick gives the card winning so far) with int ``trump`` and ``led``; or an ``(N, k)`` int array
     with ``(N,)`` arrays ``trump`` and ``led`` (e.g. a trick stored by seat, ``led`` given), giving an
     ``(N,)`` array of indices."""
-    if isinstance(cards, np.ndarray):
+    if type(cards) is not list and isinstance(cards, np.ndarray):
         led = cards[:, :1] >> 3 if led is None else np.asarray(led)[:, None]
         return np.argmax(trick_key(cards, led, np.asarray(trump)[:, None]), axis=1)
     keys = TRICK_KEYS[trump][cards[0] >> 3 if led is None else led]
@@ -153,7 +155,12 @@ def playable(hand: IntOrArray, led: IntOrArray, trump: IntOrArray, first_lead: A
     (kitty_size > 0) must be a trump (R10); a follower holding the suit led plays that suit or a trump,
     otherwise any card. The result is 0 only for an empty hand or a first lead without a trump in hand
     (which a real deal never gives)."""
-    sm = SUIT_MASK_OR_NONE if type(hand) is int else _NP.suit_mask
+    if type(hand) is int and type(led) is int:  # the same rule on ints, branch by branch (engine, solver)
+        if led >= 0:
+            lmask = SUIT_MASK_OR_NONE[led]
+            return hand & (lmask | SUIT_MASK_OR_NONE[trump]) if hand & lmask else hand
+        return hand & SUIT_MASK_OR_NONE[trump] if first_lead and trump >= 0 else hand
+    sm = _NP.suit_mask
     tmask = sm[trump]
     lmask = sm[led]
     restrict = ((hand & lmask) != 0) | ((led < 0) & first_lead & (trump >= 0))
