@@ -1,10 +1,12 @@
 """The table layer: the one game loop between the engine (:mod:`smear_env.game`) and every front end.
 
-Every consumer -- the PettingZoo env, the single-seat Gymnasium env, ``smear-eval``, in-training
-evaluation, the PPO collector and the imitation collector -- plays its games through :class:`Table`
-(one game) or :class:`Lockstep` (many tables stepped together, decisions of batched players gathered
-into one array per player). Nothing else decides when a hand or a game ends, what it earns, or what
-starts next.
+Every consumer plays its games through one of two tables that share the meanings below. On the reference
+engine: :class:`Table` (one game) or :class:`Lockstep` (many tables stepped together, decisions of batched
+players gathered into one array per player) -- the PettingZoo env, the single-seat Gymnasium env, the
+``ppo`` collector, ``smear-eval --engine reference`` and agents that cannot be batched. On the batched
+engine: :class:`smear_env.batched_table.BatchedTable` -- the vector envs, the ``vector_ppo`` and ``dmc``
+collectors, the batched imitation collector and the batched duplicate evaluation. Nothing else decides
+when a hand or a game ends, what it earns, or what starts next.
 
 Options (:class:`TableOptions`; front ends parse them with :func:`parse_options`)
     ``episode``
