@@ -10,8 +10,10 @@ type of the inputs (``int`` / ``bool`` for scalars; int64 / bool arrays for arra
 
 Conventions: a suit is 0..3 (``C D H S``) and ``-1`` means "none" (no trump named yet, no card led);
 a team is 0 (seats 0, 2) or 1 (seats 1, 3) and ``-1`` means "nobody" (a point nobody wins). Rule options
-come from :class:`~smear_env.config.SmearRules` and are compared with the constants of
-:mod:`smear_env.config`.
+come from :class:`~smear_env.config.SmearRules`: every function whose result depends on an option takes
+the ``rules`` object itself (not one option's value), so an option added later is read here and nowhere
+else -- its callers (engines, solver, agents) pass ``rules`` unchanged. Options are compared with the
+constants of :mod:`smear_env.config`.
 
 What lives here: R5 deals (a shuffled deck from a generator, or from a counter-based hash),
 R10/R12 playable cards, R11 the discard pool, R12 trick-winning keys and the trick winner, R13/R14 High
@@ -96,10 +98,10 @@ def game_points(mask: IntOrArray) -> IntOrArray:
 
 
 def game_point_team(points0: IntOrArray, points1: IntOrArray, bidder_team: IntOrArray,
-                    game_point_tie: str) -> IntOrArray:
+                    rules: SmearRules) -> IntOrArray:
     """R16: the team winning the Game point from the two teams' card points (the bidder's team counting
     its discards); on a tie the bidder's team with ``game_point_tie="bidder"``, else nobody (-1)."""
-    tie = bidder_team if game_point_tie == GAME_POINT_TIE_BIDDER else NOBODY
+    tie = bidder_team if rules.game_point_tie == GAME_POINT_TIE_BIDDER else NOBODY
     # (team 1 has more) + (a tie) * tie-winner: 0, 1 or the tie's team, as int or int64 array
     return (points1 > points0) + (points0 == points1) * tie
 
@@ -186,23 +188,23 @@ def point_team(card_bit: IntOrArray, team0: IntOrArray, team1: IntOrArray) -> In
     return 2 * ((team1 & card_bit) != 0) + ((team0 & card_bit) != 0) - 1
 
 
-def high_low_bits(trump: IntOrArray, in_play: IntOrArray, high_low: str) -> tuple[Any, Any]:
+def high_low_bits(trump: IntOrArray, in_play: IntOrArray, rules: SmearRules) -> tuple[Any, Any]:
     """R13/R14: the bits of the High and the Low card of a hand with trump suit ``trump`` (0..3), whose
     cards played (or still to be played) are ``in_play``. ``high_low="ace_seven"``: the ace and the 7 of
     trump; ``"in_play"``: the highest and the lowest trump in ``in_play`` (the same card when only one
     is; 0 for both when none is)."""
     shift = trump << 3
-    if high_low == HIGH_LOW_ACE_SEVEN:
+    if rules.high_low == HIGH_LOW_ACE_SEVEN:
         return (1 << RANK_ACE) << shift, (1 << RANK_7) << shift
     tp = (in_play >> shift) & 0xFF
     return _tables(tp).high_bit_by_byte[tp] << shift, (tp & -tp) << shift
 
 
-def high_low_teams(trump: IntOrArray, team0: IntOrArray, team1: IntOrArray, high_low: str
+def high_low_teams(trump: IntOrArray, team0: IntOrArray, team1: IntOrArray, rules: SmearRules
                    ) -> tuple[Any, Any]:
     """R13/R14: the teams (-1: nobody) winning High and Low, from the cards each team played (or holds
     and will play: the solver's view of a whole hand)."""
-    high, low = high_low_bits(trump, team0 | team1, high_low)
+    high, low = high_low_bits(trump, team0 | team1, rules)
     return point_team(high, team0, team1), point_team(low, team0, team1)
 
 
@@ -211,7 +213,7 @@ def jack_bit(trump: IntOrArray) -> IntOrArray:
     return (1 << RANK_JACK) << (trump << 3)
 
 
-def points_out_of_play(cards: IntOrArray, trump: IntOrArray, high_low: str) -> IntOrArray:
+def points_out_of_play(cards: IntOrArray, trump: IntOrArray, rules: SmearRules) -> IntOrArray:
     """R13-R15: how many of the High, Low and Jack points nobody can win when only ``cards`` are (or will
     be) played: with ``"ace_seven"`` each of the ace, 7 and jack of trump missing from ``cards``; with
     ``"in_play"`` High and Low when no trump is in ``cards``, and the Jack when the jack of trump is not.
@@ -219,8 +221,8 @@ def points_out_of_play(cards: IntOrArray, trump: IntOrArray, high_low: str) -> I
     known = trump >= 0
     t = trump & 3
     jack = 1 * ((cards & jack_bit(t)) == 0)
-    if high_low == HIGH_LOW_ACE_SEVEN:
-        high, low = high_low_bits(t, 0, high_low)
+    if rules.high_low == HIGH_LOW_ACE_SEVEN:
+        high, low = high_low_bits(t, 0, rules)
         missing = 1 * ((cards & high) == 0) + ((cards & low) == 0) + jack  # 1 *: ints, not numpy bools
     else:
         missing = 2 * ((cards & _tables(t).suit_mask[t]) == 0) + jack
@@ -228,22 +230,24 @@ def points_out_of_play(cards: IntOrArray, trump: IntOrArray, high_low: str) -> I
 
 
 # ------------------------------------------------------------------------------------ R17-R20 scores
-def contract_made(points: IntOrArray, contract: IntOrArray) -> IntOrArray:
+def contract_made(points: IntOrArray, contract: IntOrArray, rules: SmearRules) -> IntOrArray:
     """R17: the bidder's team made its contract with ``points`` points won."""
     return points >= contract
 
 
-def contract_change(points: IntOrArray, contract: IntOrArray, made: Any = None) -> IntOrArray:
+def contract_change(points: IntOrArray, contract: IntOrArray, rules: SmearRules, made: Any = None
+                    ) -> IntOrArray:
     """R17: the bidder team's score change: all its ``points`` when it made the contract, else minus the
     contract. ``made`` overrides the test ``points >= contract`` (e.g. an estimate with a safety margin)."""
     if made is None:
-        made = points >= contract
+        made = contract_made(points, contract, rules)
     return made * (points + contract) - contract
 
 
-def capped_defender_score(old: IntOrArray, change: IntOrArray, target_score: int) -> IntOrArray:
+def capped_defender_score(old: IntOrArray, change: IntOrArray, rules: SmearRules) -> IntOrArray:
     """R20 ``cap_defenders``: a defending team's new score -- ``old + change``, but never above
     ``target_score`` as a result of the hand (a score already above it stays)."""
+    target_score = rules.target_score
     new = old + change
     return select(new > target_score, select(old > target_score, old, target_score), new)
 
@@ -277,7 +281,7 @@ def score_hand(rules: SmearRules, trump: Any, played0: Any, played1: Any, won0: 
     ``won0`` / ``won1``: the cards in the tricks each team won; ``discards``: the bidder's discards (they
     count for its team's card points, R16); ``score0`` / ``score1``: the scores before the hand."""
     # Each choice is one select (a conditional on ints, one numpy.where on arrays).
-    high_bit, low_bit = high_low_bits(trump, played0 | played1, rules.high_low)
+    high_bit, low_bit = high_low_bits(trump, played0 | played1, rules)
     jack_card = jack_bit(trump)
     high = select(played0 & high_bit, 0, select(played1 & high_bit, 1, NOBODY))  # R13
     low = select(played0 & low_bit, 0, select(played1 & low_bit, 1, NOBODY))  # R14
@@ -286,19 +290,19 @@ def score_hand(rules: SmearRules, trump: Any, played0: Any, played1: Any, won0: 
     disc = game_points(discards)
     cp0 = game_points(won0) + select(b0, disc, 0)  # R16: the discards count for the bidder's team
     cp1 = game_points(won1) + select(b0, 0, disc)
-    game = game_point_team(cp0, cp1, bidder_team, rules.game_point_tie)
+    game = game_point_team(cp0, cp1, bidder_team, rules)
     # points won; 1 * makes ints of numpy bools (whose + is a logical or)
     wp0 = 1 * (high == 0) + (low == 0) + (jack == 0) + (game == 0)
     wp1 = 1 * (high == 1) + (low == 1) + (jack == 1) + (game == 1)
     points_b = select(b0, wp0, wp1)
-    made = contract_made(points_b, contract)  # R17
-    change_b = contract_change(points_b, contract, made)
+    made = contract_made(points_b, contract, rules)  # R17
+    change_b = contract_change(points_b, contract, rules, made)
     change_d = select(b0, wp1, wp0)
     old_b = select(b0, score0, score1)
     old_d = select(b0, score1, score0)
     target = rules.target_score
     if rules.cap_defenders:  # R20
-        change_d = capped_defender_score(old_d, change_d, target) - old_d
+        change_d = capped_defender_score(old_d, change_d, rules) - old_d
     new_b = old_b + change_b
     new_d = old_d + change_d
     if rules.win_requires_bid:  # R19: only the bidder's team, having made its contract

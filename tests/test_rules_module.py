@@ -86,7 +86,8 @@ def test_r16_game_point_team_both_tie_options():
     p1[: N // 4] = p0[: N // 4]  # ties
     bt = rng.integers(0, 2, N)
     for tie in GAME_POINT_TIE_VALUES:
-        got = _both(lambda a, b, t, tie=tie: R.game_point_team(a, b, t, tie), p0, p1, bt)
+        rules = SmearRules(game_point_tie=tie)
+        got = _both(lambda a, b, t, rules=rules: R.game_point_team(a, b, t, rules), p0, p1, bt)
         for a, b, t, g in zip(_ints(p0), _ints(p1), _ints(bt), got, strict=True):
             assert g == (0 if a > b else 1 if b > a else t if tie == "bidder" else -1)
 
@@ -192,7 +193,7 @@ def test_r13_r14_high_low_teams_both_options(high_low):
     t1 = np.array([sum(1 << int(c) for c, s in zip(d[:k], sd, strict=False) if s == 1)
                    for d, k, sd in zip(deck, cut, side, strict=True)])
     trump = rng.integers(0, 4, N)
-    got = _both(lambda tr, a, b: R.high_low_teams(tr, a, b, high_low), trump, t0, t1)
+    got = _both(lambda tr, a, b: R.high_low_teams(tr, a, b, SmearRules(high_low=high_low)), trump, t0, t1)
     assert got == [_spec_high_low(tr, a, b, high_low) for tr, a, b in
                    zip(_ints(trump), _ints(t0), _ints(t1), strict=True)]
 
@@ -202,7 +203,7 @@ def test_r13_r15_points_out_of_play(high_low):
     rng = _rng(7)
     cards = _masks(rng, N, density=0.5)
     trump = rng.integers(-1, 4, N)
-    got = _both(lambda c, t: R.points_out_of_play(c, t, high_low), cards, trump)
+    got = _both(lambda c, t: R.points_out_of_play(c, t, SmearRules(high_low=high_low)), cards, trump)
     for c, t, g in zip(_ints(cards), _ints(trump), got, strict=True):
         if t < 0:
             want = 0
@@ -217,12 +218,14 @@ def test_r13_r15_points_out_of_play(high_low):
 def test_r17_contract_change_and_made():
     rng = _rng(8)
     pts, con = rng.integers(0, 5, N), rng.integers(2, 5, N)
-    got = _both(R.contract_change, pts, con)
+    rules = SmearRules()
+    got = _both(lambda p, c: R.contract_change(p, c, rules), pts, con)
     assert got == [p if p >= c else -c for p, c in zip(_ints(pts), _ints(con), strict=True)]
-    assert _both(R.contract_made, pts, con) == [p >= c for p, c in zip(_ints(pts), _ints(con), strict=True)]
+    made = _both(lambda p, c: R.contract_made(p, c, rules), pts, con)
+    assert made == [p >= c for p, c in zip(_ints(pts), _ints(con), strict=True)]
     margin = 0.5  # pimc's bid estimate: made only with a margin
     for p, c in zip(_ints(pts), _ints(con), strict=True):
-        assert R.contract_change(p, c, made=p >= c + margin) == (p if p >= c + margin else -c)
+        assert R.contract_change(p, c, rules, made=p >= c + margin) == (p if p >= c + margin else -c)
 
 
 def _spec_score(rules: SmearRules, trump, p0, p1, w0, w1, disc, bteam, contract, s0, s1):
@@ -301,8 +304,9 @@ def test_r13_r20_score_hand_ints_arrays_and_spec_under_every_option():
 
 def test_r20_capped_defender_score():
     old, ch = np.array([10, 14, 16, 13, 16]), np.array([3, 1, 2, 1, 0])
-    assert R.capped_defender_score(old, ch, 15).tolist() == [13, 15, 16, 14, 16]
-    got = [R.capped_defender_score(int(o), int(c), 15) for o, c in zip(old, ch, strict=True)]
+    to15 = SmearRules(target_score=15)
+    assert R.capped_defender_score(old, ch, to15).tolist() == [13, 15, 16, 14, 16]
+    got = [R.capped_defender_score(int(o), int(c), to15) for o, c in zip(old, ch, strict=True)]
     assert got == [13, 15, 16, 14, 16]
 
 

@@ -117,25 +117,23 @@ def test_custom_value_fn_and_contract_value():
 def test_bad_state_is_rejected_with_names():
     with pytest.raises(ValueError, match="hand sizes"):
         _state([["AS", "KS"], ["7S"], ["JS"], ["TH"]])
-    with pytest.raises(ValueError, match="high_low 'x' must be one of 'ace_seven', 'in_play'"):
-        _state([["AS"], ["7S"], ["JS"], ["TH"]], high_low="x")
-    with pytest.raises(ValueError, match="game_point_tie 'x' must be one of 'nobody', 'bidder'"):
-        _state([["AS"], ["7S"], ["JS"], ["TH"]], game_point_tie="x")
+    with pytest.raises(TypeError, match="rules must be a SmearRules, not dict"):
+        _state([["AS"], ["7S"], ["JS"], ["TH"]], rules={"high_low": "in_play"})
 
 
-def test_solver_state_takes_the_option_constants_of_the_config():
+def test_solver_state_takes_the_rules_object_and_reads_its_options_through_rules_py():
     from smear_env.config import GAME_POINT_TIE_BIDDER, HIGH_LOW_IN_PLAY
 
     hands = [["KS"], ["8S"], ["JS"], ["TH"]]  # KS wins the last trick for team 0: Jack and Game (14-0)
     # ace_seven: no ace or 7 of trump in play -> team 0 has 2 points < contract 3: set, -3 - 0
     assert solve(_state(hands, contract=3)) == -3
     # in_play: High KS (team 0) and Low 8S (team 1) -> 3 points, contract made: 3 - 1
-    assert solve(_state(hands, contract=3, high_low=HIGH_LOW_IN_PLAY)) == 2
+    assert solve(_state(hands, contract=3, rules=SmearRules(high_low=HIGH_LOW_IN_PLAY))) == 2
     # R16 tie: no card points in play (0-0), no ace/7/jack of trump: Game only, to the bidder with "bidder"
     tie = [["9S"], ["8S"], ["7H"], ["8H"]]
     points = lambda pb, pd: pb  # noqa: E731 -- the bidder team's points
     assert solve(_state(tie), points) == 0
-    assert solve(_state(tie, game_point_tie=GAME_POINT_TIE_BIDDER), points) == 1
+    assert solve(_state(tie, rules=SmearRules(game_point_tie=GAME_POINT_TIE_BIDDER)), points) == 1
 
 
 def _first_lead_state(rules: SmearRules, rng: np.random.Generator) -> SolverState:

@@ -337,8 +337,7 @@ class PimcAgent:
             bidder=0,
             contract=contract,
             discards=discards,
-            high_low=self.rules.high_low,
-            game_point_tie=self.rules.game_point_tie,
+            rules=self.rules,
             first_lead=True,
         )
 
@@ -368,8 +367,7 @@ class PimcAgent:
                 played_by=view.played_by,
                 won=view.won_by_team,
                 discards=deal.discards,
-                high_low=self.rules.high_low,
-                game_point_tie=self.rules.game_point_tie,
+                rules=self.rules,
                 first_lead=first,
             )
             vals = solve_all_moves(state, node_cap=self.node_cap)
@@ -427,11 +425,11 @@ class PimcAgent:
                            node_cap=self.bid_node_cap))
             # pD: the other points in play (an approximation), less those no card in play can win
             in_play = hands[0] | hands[1] | hands[2] | hands[3]
-            pd = 4 - pb - points_out_of_play(in_play, trump, self.rules.high_low)
+            pd = 4 - pb - points_out_of_play(in_play, trump, self.rules)
             for b in bids:
                 # R17, made only with a safety margin
-                worth[b] += contract_change(pb, b, made=pb >= b + self.bid_margin) - pd
-                made[b] += contract_made(pb, b)
+                worth[b] += contract_change(pb, b, self.rules, made=pb >= b + self.bid_margin) - pd
+                made[b] += contract_made(pb, b, self.rules)
             n += 1
         if self.bid_high:
             # the highest bid still worth more than the threshold: a higher bid also shuts opponents out of

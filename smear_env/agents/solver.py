@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..cards import RANK_JACK, SUIT_MASKS, cards_of
-from ..config import GAME_POINT_TIE_NOBODY, GAME_POINT_TIE_VALUES, HIGH_LOW_ACE_SEVEN, HIGH_LOW_VALUES
+from ..config import SmearRules
 from ..rules import (
     CARD_GAME_POINTS,
     TRICK_KEYS,
@@ -48,6 +48,7 @@ from ..rules import (
 )
 
 ValueFn = Callable[[int, int], float]
+DEFAULT_RULES = SmearRules()
 
 _INF = float("inf")
 JACK_BIDDER, JACK_DEFENDERS, JACK_NOBODY, JACK_OPEN = 0, 1, 2, 3
@@ -73,10 +74,9 @@ class SolverState:
     """Cards in tricks each team has won this hand."""
     discards: int = 0
     """The bidder's discards (count for the bidder team's Game total, R16)."""
-    high_low: str = HIGH_LOW_ACE_SEVEN
-    """R13/R14 option (:data:`~smear_env.config.HIGH_LOW_VALUES`)."""
-    game_point_tie: str = GAME_POINT_TIE_NOBODY
-    """R16 option (:data:`~smear_env.config.GAME_POINT_TIE_VALUES`)."""
+    rules: SmearRules = DEFAULT_RULES
+    """The rule options (R13/R14 ``high_low``, R16 ``game_point_tie``, ...), passed to
+    :mod:`smear_env.rules` as they are: the solver reads no option itself."""
     first_lead: bool = False
     """True before the first card of the hand is led: with a known trump it must be led (R10)."""
 
@@ -85,15 +85,8 @@ class SolverState:
             raise ValueError(f"to_move {self.to_move!r} and bidder {self.bidder!r} must be seats 0..3")
         if self.trump not in (-1, 0, 1, 2, 3):
             raise ValueError(f"trump {self.trump!r} must be a suit 0..3 or -1 (not yet named)")
-        if self.high_low not in HIGH_LOW_VALUES:
-            raise ValueError(
-                f"high_low {self.high_low!r} must be one of {', '.join(map(repr, HIGH_LOW_VALUES))}"
-            )
-        if self.game_point_tie not in GAME_POINT_TIE_VALUES:
-            raise ValueError(
-                f"game_point_tie {self.game_point_tie!r} must be one of "
-                f"{', '.join(map(repr, GAME_POINT_TIE_VALUES))}"
-            )
+        if not isinstance(self.rules, SmearRules):
+            raise TypeError(f"rules must be a SmearRules, not {type(self.rules).__name__}")
         if len(self.trick) > 3:
             raise ValueError(f"a current trick holds 0..3 cards, not {len(self.trick)}")
         sizes = [h.bit_count() for h in self.hands]
@@ -126,17 +119,16 @@ class SolverState:
             played_by=tuple(game.played_by),  # type: ignore[arg-type]
             won=(game.won[0], game.won[1]),
             discards=sum(1 << c for c in game.discards) if discards is None else discards,
-            high_low=game.rules.high_low,
-            game_point_tie=game.rules.game_point_tie,
+            rules=game.rules,
             first_lead=not game.tricks and not game.trick,
         )
 
 
-def contract_value(contract: int) -> ValueFn:
+def contract_value(contract: int, rules: SmearRules = DEFAULT_RULES) -> ValueFn:
     """R17 (:func:`smear_env.rules.contract_change`): bidder team's score change minus the defenders'."""
 
     def value(pb: int, pd: int) -> float:
-        return contract_change(pb, contract) - pd
+        return contract_change(pb, contract, rules) - pd
 
     return value
 
@@ -455,7 +447,7 @@ def _setup(state: SolverState, trump: int, value_fn: ValueFn | None, node_cap: i
     # R13/R14: every card in a hand will be played, so High and Low are fixed now.
     team0 = hands[0] | pb[0] | hands[2] | pb[2]
     team1 = hands[1] | pb[1] | hands[3] | pb[3]
-    high, low = high_low_teams(trump, team0, team1, state.high_low)
+    high, low = high_low_teams(trump, team0, team1, state.rules)
     fixed = [0, 0]
     for t in (high, low):
         if t >= 0:
@@ -476,10 +468,10 @@ def _setup(state: SolverState, trump: int, value_fn: ValueFn | None, node_cap: i
         jack = JACK_DEFENDERS
     else:
         jack = JACK_NOBODY
-    vf = value_fn if value_fn is not None else contract_value(state.contract)
+    vf = value_fn if value_fn is not None else contract_value(state.contract, state.rules)
     gcls = []  # per bidder-team card points b: 0 the bidder's team wins Game, 1 the defenders, 2 nobody
     for b in range(total + 1):
-        g = game_point_team(b, total - b, 0, state.game_point_tie)  # R16, the bidder's team as team 0
+        g = game_point_team(b, total - b, 0, state.rules)  # R16, the bidder's team as team 0
         gcls.append(g if g >= 0 else 2)
     leaf = []
     for j in (JACK_BIDDER, JACK_DEFENDERS, JACK_NOBODY):

@@ -133,7 +133,7 @@ def point_details(game: Game) -> dict[str, Any] | None:
     r = game.hand_result
     trump = game.trump
     played = game.played_by[0] | game.played_by[1] | game.played_by[2] | game.played_by[3]
-    high_bit, low_bit = high_low_bits(trump, played, game.rules.high_low)  # R13, R14 (either option)
+    high_bit, low_bit = high_low_bits(trump, played, game.rules)  # R13, R14 (either option)
 
     def played_card(bit: int) -> int | None:
         return bit.bit_length() - 1 if played & bit else None

@@ -78,7 +78,7 @@ def _first_lead(hands: tuple[int, ...], trump: int, contract: int, discards: int
     from ..agents.solver import SolverState
 
     return SolverState(hands=hands, trump=trump, to_move=0, bidder=0, contract=contract,  # type: ignore[arg-type]
-                       discards=discards, high_low=rules.high_low, game_point_tie=rules.game_point_tie,
+                       discards=discards, rules=rules,
                        first_lead=True)
 
 
@@ -123,7 +123,7 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
             state = SolverState(hands=deal.hands, trump=view.trump if view.trump is not None else -1,
                                 to_move=0, bidder=view.bidder, contract=view.contract, trick=view.trick,
                                 played_by=view.played_by, won=view.won_by_team, discards=deal.discards,
-                                high_low=rules.high_low, game_point_tie=rules.game_point_tie,
+                                rules=rules,
                                 first_lead=first)
             for c, v in solve_all_moves(state, node_cap=NODE_CAP).items():
                 totals[PLAY_ACTION_BASE + c] += v
@@ -147,9 +147,9 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
             pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), _bidder_points,
                            node_cap=PLAN_NODE_CAP))
             in_play = hands[0] | hands[1] | hands[2] | hands[3]
-            pd = 4 - pb - points_out_of_play(in_play, trump, rules.high_low)  # the other points in play
+            pd = 4 - pb - points_out_of_play(in_play, trump, rules)  # the other points in play
             for a in bids:
-                worth[a] += contract_change(pb, action_bid(a)) - pd  # R17
+                worth[a] += contract_change(pb, action_bid(a), rules) - pd  # R17
         out = {a: w / n(BID_SAMPLES) for a, w in worth.items()}
         if PASS_ACTION in legal:
             out[PASS_ACTION] = 0.0
