@@ -123,10 +123,11 @@ def why_not(spec: str, rules: SmearRules) -> str | None:
     if trained is None:
         return f"{name} is not available: {problem}"
     want = rules.to_dict()
-    diff = [k for k in want if trained.get(k) != want[k]]
+    diff = rules.differences_from(trained)  # by meaning: an option the checkpoint predates is at its default
     if not diff:
         return None
-    parts = ", ".join(f"{rule_words(k)} {want[k]} (trained: {trained.get(k)})" for k in diff)
+    full = SmearRules.with_defaults(trained)
+    parts = ", ".join(f"{rule_words(k)} {want.get(k, 'unknown')} (trained: {full.get(k)})" for k in diff)
     return f"{name} plays only the rules it was trained on; these rules differ: {parts}"
 
 
