@@ -76,8 +76,8 @@ Rewards and episodes (the table layer, :mod:`smear_env.table`, documents them on
     ``reward="score"`` and ``episode="game"``.
 
 Options (keyword arguments)
-    every :class:`~smear_env.config.SmearRules` option (``kitty_size``, ``target_score``, ``high_low``,
-    ``game_point_tie``, ``all_pass``, ``win_requires_bid``, ``cap_defenders``) or ``rules=SmearRules(...)``;
+    every :class:`~smear_env.config.SmearRules` option (the options table of ``docs/RULES.md``, e.g.
+    ``kitty_size``, ``target_score``, ``high_low``) or ``rules=SmearRules(...)``;
     ``render_mode`` (None, ``"human"``, ``"ansi"``), ``max_cycles``, ``episode``, ``reward``, ``score_scale``,
     ``win_bonus``. An unknown
     keyword raises ``TypeError`` ("unexpected keyword argument"; :class:`UnknownOptionError`, also a
