@@ -140,7 +140,9 @@ def test_heuristic_opponent_seats_play_the_heuristic():
     batch = tr.collect(512)
     assert len(seen) > 400 and all(seen)
     assert len(batch["act"]) + tr.n == sum(steps)  # only the learner's decisions are stored
-    assert tr._stats["hands"] > 0 and tr._stats.get("win_heuristic_n", 0) >= 0
+    st = tr._stats  # every game is against the heuristic, and at target 5 many finish in 512 steps
+    assert 0 <= st.get("made", 0) <= st.get("contracts", 0) <= st["hands"] and st["hands"] > 0
+    assert st.get("win_heuristic_n", 0) > 0
 
 
 def test_any_agent_spec_is_an_opponent():
