@@ -9,12 +9,25 @@ A config file is YAML with a ``default:`` block and optional named variants (RL-
     small:              # a variant: merged over ``default`` when chosen with --variant small
       network: {hidden_sizes: [64, 64]}
 
-Validation: an unknown or misspelled key is an error naming it and the closest valid key; a value of the
-wrong type or outside its bounds (:data:`BOUNDS`: the one table of lower and upper bounds; every float
-must be finite, nan and inf are refused) is an error naming the key and the expected values; one rollout
-(``algorithm.n_steps * n_envs``) holds at most :data:`MAX_ROLLOUT` decisions; ``selfplay.opponents`` and
-``imitation.teacher`` must name agents that can be built. ``smear-train --help-config`` prints every field
-with its default, bounds and documentation.
+The ``algorithm:`` section holds the keys of the algorithm its ``name`` picks: each algorithm declares its
+config class (a subclass of :class:`~training.algorithms.config_base.AlgorithmConfig`, in a torch-free
+module named by the registry :data:`training.algorithms.ALGORITHMS`) with the docs and bounds of its
+fields, what it supports of the other sections (``supports_*`` flags, ``opponents``) and its own checks
+(``validate``). This module names no algorithm.
+
+Validation: an unknown or misspelled key is an error naming it and the closest valid key (under
+``algorithm:``, a key the chosen algorithm does not have names the algorithm and its keys); a value of the
+wrong type or outside its bounds (:data:`BOUNDS`, the one table of lower and upper bounds of the common
+sections, and each algorithm config's ``bounds``; every float must be finite, nan and inf are refused) is an
+error naming the key and the expected values; what the algorithm does not support is an error naming the
+key and the algorithms that do; one rollout (``algorithm.n_steps * n_envs``) holds at most
+:data:`MAX_ROLLOUT` decisions; ``selfplay.opponents`` and ``imitation.teacher`` must name agents that can
+be built. ``smear-train --help-config`` prints every field with its default, bounds and documentation.
+
+Stored configs (a run folder's ``config.yaml`` read by ``--resume``, a checkpoint's ``training``
+metadata) written before the per-algorithm classes hold every algorithm's keys in one flat section: read
+with ``stored=True`` (:func:`upgrade_stored`), the other algorithms' keys are dropped when they hold their
+old default (:data:`LEGACY_ALGORITHM_DEFAULTS`) and are an error naming them otherwise.
 
 Files are parsed with a bound: at most :data:`MAX_CONFIG_BYTES` read (of any file: a pipe or device such as
 ``/dev/zero`` too), nesting at most :data:`MAX_YAML_DEPTH` levels, no YAML aliases (``*name``; a few nested
@@ -61,12 +74,13 @@ class NetworkConfig:
     activation: str = "relu"
     """Activation: "relu", "tanh" or "gelu"."""
     shared_trunk: bool = False
-    """vector_ppo: the value head sits on the policy MLP (one trunk, about half the network compute) instead
-    of a separate value MLP."""
+    """The value head sits on the policy MLP (one trunk, about half the network compute) instead of a
+    separate value MLP (the algorithms whose "Supports" line under [algorithm: NAME] names it)."""
     suit_canonical: bool = False
-    """ppo / vector_ppo: the network sees each observation with its suits renamed into a canonical order
-    (trump first once known, then by the observer's holding) and its suit actions (trump, discard, play)
-    mapped back, so what it learns about one suit holds for all four (smear_env.observation.suit_orders)."""
+    """The network sees each observation with its suits renamed into a canonical order (trump first once
+    known, then by the observer's holding) and its suit actions (trump, discard, play) mapped back, so what
+    it learns about one suit holds for all four (smear_env.observation.suit_orders; the algorithms whose
+    "Supports" line names it)."""
 
 
 @dataclass
