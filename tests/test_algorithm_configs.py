@@ -123,6 +123,13 @@ def test_validate_names_no_algorithm():
         assert f'"{name}"' not in src and f"'{name}'" not in src, name
 
 
+def test_no_import_cycle_among_the_training_modules():
+    from tests.test_import_cycles import cycles, import_graph
+
+    graph = import_graph("training")
+    assert "training.algorithms" in graph["training.config"] and not cycles(graph)
+
+
 def test_validating_a_config_imports_neither_torch_nor_sb3():
     code = ("import sys; import training.config as c\n"
             "for f in ('quickstart', 'default', 'scratch', 'dmc', 'rllib_ppo'):\n"

@@ -198,8 +198,7 @@ class TrainConfig:
     rules: SmearRules = field(default_factory=SmearRules)
     """Rule options of the game (RULES.md table)."""
     algorithm: AlgorithmConfig = field(default_factory=lambda: config_class(DEFAULT_ALGORITHM)())
-    """Algorithm and its hyperparameters: the keys of the chosen algorithm's config class (algorithm.name
-    picks it; training.algorithms.ALGORITHMS registers it)."""
+    """Algorithm and its hyperparameters (the keys of the algorithm that algorithm.name picks)."""
     network: NetworkConfig = field(default_factory=NetworkConfig)
     """Policy network."""
     env: EnvConfig = field(default_factory=EnvConfig)
