@@ -379,14 +379,14 @@ def _check_value(key: str, value: Any, tp: Any) -> Any:
     raise bad()
 
 
-def _unknown_key(key: str, prefix: str, valid: list[str]) -> ConfigError:
+def _unknown_key(key: str, prefix: str, valid: list[str], valid_text: str | None = None) -> ConfigError:
+    """"unknown config key ..." with the closest valid key and ``valid_text`` (default: the valid keys)."""
     full = short_repr(f"{prefix}{key}")
     close = difflib.get_close_matches(str(key)[:100], valid, n=1, cutoff=0.5)
     hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
-    return ConfigError(
-        f"unknown config key {full}{hint} (valid keys{' in ' + prefix.rstrip('.') if prefix else ''}: "
-        f"{', '.join(valid)})"
-    )
+    if valid_text is None:
+        valid_text = f"valid keys{' in ' + prefix.rstrip('.') if prefix else ''}: {', '.join(valid)}"
+    return ConfigError(f"unknown config key {full}{hint} ({valid_text})")
 
 
 def build(cls: type, data: Any, prefix: str = "") -> Any:
@@ -449,8 +449,7 @@ def build_algorithm(data: Any, prefix: str = "algorithm.") -> AlgorithmConfig:
                 raise ConfigError(
                     f"unknown config key {short_repr(prefix + str(key))}: algorithm {name!r} has no key "
                     f"{key!r} (a key of {', '.join(map(repr, owners))}); {_keys_text(name, names)}")
-            err = _unknown_key(key, prefix, names)
-            raise ConfigError(str(err).split(" (valid keys")[0] + f" ({_keys_text(name, names)})")
+            raise _unknown_key(key, prefix, names, _keys_text(name, names))
     return build(cls, data, prefix)
 
 
