@@ -59,12 +59,13 @@ def instrument(algorithm: str) -> None:
     """Wrap the functions of each category for ``algorithm`` ("ppo" or "vector_ppo")."""
     from training import policy as policy_module
     from training.algorithms import ppo
+    from training.algorithms.ppo_update import PPOUpdate
     from training.policy import SmearPolicy
 
     _patch(SmearPolicy, "act", "network forward (rollout)")
     # network.suit_canonical: choosing each row's suit order is numpy work on the observation
     _patch(policy_module, "suit_orders", "observation encoding")
-    _patch(ppo.PPOTrainer, "iterate", "PPO update")
+    _patch(PPOUpdate, "__call__", "PPO update")  # the update component of ppo and vector_ppo
     if algorithm == "ppo":
         from smear_env import table
         from smear_env.game import Game

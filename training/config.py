@@ -9,12 +9,25 @@ A config file is YAML with a ``default:`` block and optional named variants (RL-
     small:              # a variant: merged over ``default`` when chosen with --variant small
       network: {hidden_sizes: [64, 64]}
 
-Validation: an unknown or misspelled key is an error naming it and the closest valid key; a value of the
-wrong type or outside its bounds (:data:`BOUNDS`: the one table of lower and upper bounds; every float
-must be finite, nan and inf are refused) is an error naming the key and the expected values; one rollout
-(``algorithm.n_steps * n_envs``) holds at most :data:`MAX_ROLLOUT` decisions; ``selfplay.opponents`` and
-``imitation.teacher`` must name agents that can be built. ``smear-train --help-config`` prints every field
-with its default, bounds and documentation.
+The ``algorithm:`` section holds the keys of the algorithm its ``name`` picks: each algorithm declares its
+config class (a subclass of :class:`~training.algorithms.config_base.AlgorithmConfig`, in a torch-free
+module named by the registry :data:`training.algorithms.ALGORITHMS`) with the docs and bounds of its
+fields, what it supports of the other sections (``supports_*`` flags, ``opponents``) and its own checks
+(``validate``). This module names no algorithm.
+
+Validation: an unknown or misspelled key is an error naming it and the closest valid key (under
+``algorithm:``, a key the chosen algorithm does not have names the algorithm and its keys); a value of the
+wrong type or outside its bounds (:data:`BOUNDS`, the one table of lower and upper bounds of the common
+sections, and each algorithm config's ``bounds``; every float must be finite, nan and inf are refused) is an
+error naming the key and the expected values; what the algorithm does not support is an error naming the
+key and the algorithms that do; one rollout (``algorithm.n_steps * n_envs``) holds at most
+:data:`MAX_ROLLOUT` decisions; ``selfplay.opponents`` and ``imitation.teacher`` must name agents that can
+be built. ``smear-train --help-config`` prints every field with its default, bounds and documentation.
+
+Stored configs (a run folder's ``config.yaml`` read by ``--resume``, a checkpoint's ``training``
+metadata) written before the per-algorithm classes hold every algorithm's keys in one flat section: read
+with ``stored=True`` (:func:`upgrade_stored`), the other algorithms' keys are dropped when they hold their
+old default (:data:`LEGACY_ALGORITHM_DEFAULTS`) and are an error naming them otherwise.
 
 Files are parsed with a bound: at most :data:`MAX_CONFIG_BYTES` read (of any file: a pipe or device such as
 ``/dev/zero`` too), nesting at most :data:`MAX_YAML_DEPTH` levels, no YAML aliases (``*name``; a few nested
@@ -43,59 +56,14 @@ import yaml
 from smear_env.actions import short_repr
 from smear_env.config import RuleOptionError, SmearRules
 
-from .algorithms import ALGORITHMS
+from .algorithms import ALGORITHMS, config_class
+from .algorithms.config_base import MAX_ROLLOUT, AlgorithmConfig, Bound, ConfigError, bounds_of
 
-
-class ConfigError(ValueError):
-    """A config file, key or value is invalid; the message names the key."""
+DEFAULT_ALGORITHM = "ppo"
+"""``algorithm.name`` when a config does not give one."""
 
 
 # --------------------------------------------------------------------------------------------- sections
-@dataclass
-class AlgorithmConfig:
-    """The learning algorithm and its hyperparameters."""
-
-    name: str = "ppo"
-    """Algorithm, one of training.algorithms.ALGORITHMS: "ppo" (native PyTorch PPO that steps many tables in
-    lock-step and learns from every seat the learner plays -- all four in pure self-play), "maskable_ppo"
-    (sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env), "vector_ppo"
-    (the same PPO update, collecting on the batched engine smear_env.vector: every lane stepped as arrays,
-    opponents self/snapshot/a spec), "dmc" (Deep Monte-Carlo: Q over the 72 masked actions regressed on
-    each hand's score margin, epsilon-greedy actors on the batched table; saved with Q as the logits) or
-    "rllib_ppo" (Ray RLlib's PPO, one masked policy shared by the four seats in self-play, sampling on Ray
-    workers: see the ray section; needs pip install "smear-rl[rllib]")."""
-    learning_rate: float = 3.0e-4
-    """Adam learning rate (start value when anneal_lr)."""
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 over total_timesteps."""
-    n_steps: int = 128
-    """Rollout length per env: each update uses n_steps * n_envs learner decisions."""
-    batch_size: int = 2048
-    """Minibatch size of the gradient steps."""
-    n_epochs: int = 4
-    """Passes over each rollout."""
-    gamma: float = 1.0
-    """Discount factor (1.0: an episode is short and the score is what counts)."""
-    gae_lambda: float = 0.95
-    """GAE lambda."""
-    clip_range: float = 0.2
-    """PPO clipping of the probability ratio."""
-    ent_coef: float = 0.01
-    """Entropy bonus coefficient at the start of training."""
-    ent_coef_final: float | None = None
-    """Entropy coefficient reached linearly at the end of training (None: constant ent_coef)."""
-    vf_coef: float = 0.5
-    """Value loss coefficient."""
-    max_grad_norm: float = 0.5
-    """Gradient clipping norm."""
-    target_kl: float | None = None
-    """Stop the epochs of an update early when the approximate KL exceeds this (None: never)."""
-    norm_adv: bool = True
-    """Normalize advantages per minibatch."""
-    epsilon: float = 0.05
-    """dmc: probability that an actor takes a uniformly random legal action instead of the highest-Q one."""
-
-
 @dataclass
 class NetworkConfig:
     """The masked policy network: an MLP over the observation vector, 72 action logits (illegal ones masked
@@ -106,12 +74,13 @@ class NetworkConfig:
     activation: str = "relu"
     """Activation: "relu", "tanh" or "gelu"."""
     shared_trunk: bool = False
-    """vector_ppo: the value head sits on the policy MLP (one trunk, about half the network compute) instead
-    of a separate value MLP."""
+    """The value head sits on the policy MLP (one trunk, about half the network compute) instead of a
+    separate value MLP (the algorithms whose "Supports" line under [algorithm: NAME] names it)."""
     suit_canonical: bool = False
-    """ppo / vector_ppo: the network sees each observation with its suits renamed into a canonical order
-    (trump first once known, then by the observer's holding) and its suit actions (trump, discard, play)
-    mapped back, so what it learns about one suit holds for all four (smear_env.observation.suit_orders)."""
+    """The network sees each observation with its suits renamed into a canonical order (trump first once
+    known, then by the observer's holding) and its suit actions (trump, discard, play) mapped back, so what
+    it learns about one suit holds for all four (smear_env.observation.suit_orders; the algorithms whose
+    "Supports" line names it)."""
 
 
 @dataclass
@@ -228,8 +197,8 @@ class TrainConfig:
 
     rules: SmearRules = field(default_factory=SmearRules)
     """Rule options of the game (RULES.md table)."""
-    algorithm: AlgorithmConfig = field(default_factory=AlgorithmConfig)
-    """Algorithm and hyperparameters."""
+    algorithm: AlgorithmConfig = field(default_factory=lambda: config_class(DEFAULT_ALGORITHM)())
+    """Algorithm and its hyperparameters (the keys of the algorithm that algorithm.name picks)."""
     network: NetworkConfig = field(default_factory=NetworkConfig)
     """Policy network."""
     env: EnvConfig = field(default_factory=EnvConfig)
@@ -266,89 +235,21 @@ class TrainConfig:
 
 
 CHOICES: dict[tuple[type, str], tuple[str, ...]] = {
-    (AlgorithmConfig, "name"): tuple(ALGORITHMS),
     (NetworkConfig, "activation"): ("relu", "tanh", "gelu"),
     (EnvConfig, "episode"): ("hand", "game"),
     (EnvConfig, "reward"): ("score", "win"),
     (TrainConfig, "vec_env"): ("dummy", "subproc"),
 }
-
-@dataclass(frozen=True)
-class Bound:
-    """The allowed values of a number field (of each element, for a list or mapping field)."""
-
-    lo: float | None
-    """Smallest value (None: unbounded below)."""
-    hi: float | None
-    """Largest value (None: unbounded above)."""
-    lo_incl: bool = True
-    hi_incl: bool = True
-    unit: str = ""
-    """Said after "a number" in messages, e.g. "of seconds"."""
-    max_items: int | None = None
-    """List / mapping fields: most elements (None: not bounded)."""
-    min_items: int = 1
-    """List / mapping fields with max_items: fewest elements."""
-
-    def text(self, nullable: bool = False, integer: bool = False) -> str:
-        """``"an integer from 1 to 16384"``, ``"a number in (0, 1]"``, ...: what the error messages say."""
-        kind = ("an integer" if integer else "a number") + (f" {self.unit}" if self.unit else "")
-        lo, hi = (_fmt_bound(x) for x in (self.lo, self.hi))
-        if self.lo is not None and self.hi is not None:
-            if integer and self.lo_incl and self.hi_incl:
-                out = f"{kind} from {lo} to {hi}"
-            else:
-                out = f"{kind} in {'[' if self.lo_incl else '('}{lo}, {hi}{']' if self.hi_incl else ')'}"
-        elif self.lo is not None:
-            out = f"{kind} {'>=' if self.lo_incl else '>'} {lo}"
-        elif self.hi is not None:
-            out = f"{kind} {'<=' if self.hi_incl else '<'} {hi}"
-        else:
-            out = kind
-        return out + (" or null" if nullable else "")
-
-    def ok(self, v: float) -> bool:
-        lo, hi = self.lo, self.hi
-        return ((lo is None or (v >= lo if self.lo_incl else v > lo))
-                and (hi is None or (v <= hi if self.hi_incl else v < hi)))
-
-
-def _fmt_bound(x: float | None) -> str:
-    if x is None:
-        return ""
-    if float(x).is_integer():
-        n = int(x)
-        if n == 2**63 - 1:
-            return "2**63 - 1"
-        if n >= 10**6 and str(n).rstrip("0") == "1":
-            return f"10**{len(str(n)) - 1}"
-        return str(n)
-    return repr(float(x))
+"""(section, field) -> its allowed values (``algorithm.name``: the registry's names)."""
 
 
 MAX_DECISIONS = 10**12
 """Largest learner-decision count of any budget or interval (about 3 years at 10,000 decisions/s)."""
-MAX_ROLLOUT = 2**18
-"""Most learner decisions in one rollout (``algorithm.n_steps * n_envs``): 262,144 decisions hold about
-0.5 GB of observations, and ``time_limit`` is checked between updates, so one update is the most it can be
-overrun by (the shipped configs use 8,192)."""
-
-# (section, field) -> its bounds: THE table of allowed values of every number field (checked in build();
-# printed by --help-config). Every float must be finite as well (nan / inf are refused everywhere).
+# (section, field) -> its bounds: THE table of allowed values of every number field of the common sections
+# (checked in build(); printed by --help-config); an algorithm's config class declares the bounds of its own
+# fields (AlgorithmConfig.bounds, read through bound_of). Every float must be finite as well (nan / inf are
+# refused everywhere).
 BOUNDS: dict[tuple[type, str], Bound] = {
-    (AlgorithmConfig, "learning_rate"): Bound(0.0, None, lo_incl=False),
-    (AlgorithmConfig, "n_steps"): Bound(1, 100_000),
-    (AlgorithmConfig, "batch_size"): Bound(1, MAX_ROLLOUT),
-    (AlgorithmConfig, "n_epochs"): Bound(1, 1_000),
-    (AlgorithmConfig, "gamma"): Bound(0.0, 1.0),
-    (AlgorithmConfig, "gae_lambda"): Bound(0.0, 1.0),
-    (AlgorithmConfig, "epsilon"): Bound(0.0, 1.0),
-    (AlgorithmConfig, "clip_range"): Bound(0.0, None, lo_incl=False),
-    (AlgorithmConfig, "ent_coef"): Bound(0.0, None),
-    (AlgorithmConfig, "ent_coef_final"): Bound(0.0, None),
-    (AlgorithmConfig, "vf_coef"): Bound(0.0, None),
-    (AlgorithmConfig, "max_grad_norm"): Bound(0.0, None, lo_incl=False),
-    (AlgorithmConfig, "target_kl"): Bound(0.0, None, lo_incl=False),
     (NetworkConfig, "hidden_sizes"): Bound(1, 4_096, max_items=8),
     (EnvConfig, "score_scale"): Bound(0.0, None, lo_incl=False),
     (EnvConfig, "win_bonus"): Bound(0.0, None),
@@ -478,14 +379,14 @@ def _check_value(key: str, value: Any, tp: Any) -> Any:
     raise bad()
 
 
-def _unknown_key(key: str, prefix: str, valid: list[str]) -> ConfigError:
+def _unknown_key(key: str, prefix: str, valid: list[str], valid_text: str | None = None) -> ConfigError:
+    """"unknown config key ..." with the closest valid key and ``valid_text`` (default: the valid keys)."""
     full = short_repr(f"{prefix}{key}")
     close = difflib.get_close_matches(str(key)[:100], valid, n=1, cutoff=0.5)
     hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
-    return ConfigError(
-        f"unknown config key {full}{hint} (valid keys{' in ' + prefix.rstrip('.') if prefix else ''}: "
-        f"{', '.join(valid)})"
-    )
+    if valid_text is None:
+        valid_text = f"valid keys{' in ' + prefix.rstrip('.') if prefix else ''}: {', '.join(valid)}"
+    return ConfigError(f"unknown config key {full}{hint} ({valid_text})")
 
 
 def build(cls: type, data: Any, prefix: str = "") -> Any:
@@ -503,6 +404,9 @@ def build(cls: type, data: Any, prefix: str = "") -> Any:
             raise _unknown_key(key, prefix, names)
         tp = hints[key]
         full = f"{prefix}{key}"
+        if tp is AlgorithmConfig:
+            kwargs[key] = build_algorithm(value, full + ".")
+            continue
         if dataclasses.is_dataclass(tp):
             kwargs[key] = build(tp, value, full + ".")
             continue
@@ -518,15 +422,62 @@ def build(cls: type, data: Any, prefix: str = "") -> Any:
         raise ConfigError(f"config section {prefix.rstrip('.')!r}: {e}") from e
 
 
+def _keys_text(name: str, names: list[str]) -> str:
+    return f"the keys of algorithm {name!r}: {', '.join(names)}"
+
+
+def build_algorithm(data: Any, prefix: str = "algorithm.") -> AlgorithmConfig:
+    """The ``algorithm:`` section: an instance of the config class registered for its ``name`` (default
+    :data:`DEFAULT_ALGORITHM`), validated like any section. A key the chosen algorithm does not have is an
+    error naming the key, the algorithm and its keys."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config key {prefix.rstrip('.')!r}: expected a mapping (section), got "
+                          f"{short_repr(data)}")
+    full = f"{prefix}name"
+    name = _check_value(full, data.get("name", DEFAULT_ALGORITHM), str)
+    if name not in ALGORITHMS:
+        raise ConfigError(f"config key {full!r}: {short_repr(name)} is not one of "
+                          f"{', '.join(map(repr, ALGORITHMS))}")
+    cls = config_class(name)
+    names = [f.name for f in dataclasses.fields(cls)]
+    for key in data:
+        if key not in names:
+            owners = [n for n in ALGORITHMS if n != name and key in _field_names(n)]
+            if owners:
+                raise ConfigError(
+                    f"unknown config key {short_repr(prefix + str(key))}: algorithm {name!r} has no key "
+                    f"{key!r} (a key of {', '.join(map(repr, owners))}); {_keys_text(name, names)}")
+            raise _unknown_key(key, prefix, names, _keys_text(name, names))
+    return build(cls, data, prefix)
+
+
+def _field_names(name: str) -> list[str]:
+    """The keys of registered algorithm ``name`` ([] when its config class cannot be imported)."""
+    try:
+        return [f.name for f in dataclasses.fields(config_class(name))]
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return []
+
+
 def _is_int_type(tp: Any) -> bool:
     args = [a for a in typing.get_args(tp) if a is not type(None)] or [tp]
     inner = [typing.get_args(a)[-1] if typing.get_origin(a) in (list, dict) else a for a in args]
     return all(a is int for a in inner)
 
 
+def bound_of(cls: type, key: str) -> Bound | None:
+    """The bounds of field ``cls.key``: from :data:`BOUNDS`, or for an algorithm's config class from its own
+    declaration (:func:`~training.algorithms.config_base.bounds_of`); None for a field without bounds."""
+    if isinstance(cls, type) and issubclass(cls, AlgorithmConfig):
+        return bounds_of(cls).get(key)
+    return BOUNDS.get((cls, key))
+
+
 def bound_text(cls: type, key: str) -> str:
-    """What field ``cls.key`` allows, from :data:`BOUNDS` ("" for a field without bounds)."""
-    b = BOUNDS.get((cls, key))
+    """What field ``cls.key`` allows, from :func:`bound_of` ("" for a field without bounds)."""
+    b = bound_of(cls, key)
     if b is None:
         return ""
     tp = _hints(cls)[key]
@@ -549,7 +500,7 @@ def _check_range(cls: type, key: str, full: str, v: Any, tp: Any) -> None:
     for name, x in items:
         if isinstance(x, float) and not math.isfinite(x):
             raise ConfigError(f"config key {name!r}: expected a finite number, got {x!r}")
-    b = BOUNDS.get((cls, key))
+    b = bound_of(cls, key)
     if b is None or v is None:
         return
     if b.max_items is not None and not b.min_items <= len(items) <= b.max_items:
@@ -578,15 +529,31 @@ def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
         raise ConfigError(f"config key {key!r}: {text if len(text) <= 500 else text[:497] + '...'}") from None
 
 
+def algorithms_with(flag: str) -> list[str]:
+    """The registered algorithms whose config class sets ``flag`` (e.g. ``"supports_init_from"``)."""
+    return [n for n in ALGORITHMS if getattr(config_class(n), flag)]
+
+
+def _unsupported(key: str, name: str, flag: str, hint: str = "") -> ConfigError:
+    allowed = ", ".join(map(repr, algorithms_with(flag))) or "none"
+    return ConfigError(f"config key {key!r}: algorithm {name!r} does not support it (allowed with: "
+                       f"{allowed}){hint}")
+
+
 def validate(cfg: TrainConfig) -> TrainConfig:
-    """Cross-field checks."""
+    """Cross-field checks: the common ones, what the algorithm's config class says it supports (its
+    ``supports_*`` flags and ``opponents``), then the class's own :meth:`AlgorithmConfig.validate`."""
+    alg = cfg.algorithm
+    name = alg.name
+    if type(alg) is not config_class(name):
+        raise ConfigError(f"config section 'algorithm': a {type(alg).__name__} does not hold the keys of "
+                          f"algorithm {name!r} ({config_class(name).__name__})")
     if cfg.env.reward == "win" and cfg.env.episode != "game":
         raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
-    if cfg.network.suit_canonical and cfg.algorithm.name not in ("ppo", "vector_ppo", "dmc"):
-        raise ConfigError(f"config key 'network.suit_canonical': algorithm {cfg.algorithm.name!r} does not "
-                          f"support it (allowed with: 'ppo', 'vector_ppo', 'dmc')")
-    if cfg.algorithm.name != "vector_ppo" and cfg.network.shared_trunk:
-        raise ConfigError("config key 'network.shared_trunk': only algorithm 'vector_ppo' supports it")
+    if cfg.network.suit_canonical and not alg.supports_suit_canonical:
+        raise _unsupported("network.suit_canonical", name, "supports_suit_canonical")
+    if cfg.network.shared_trunk and not alg.supports_shared_trunk:
+        raise _unsupported("network.shared_trunk", name, "supports_shared_trunk")
     if not cfg.selfplay.opponents:
         raise ConfigError("config key 'selfplay.opponents': needs at least one opponent")
     for k, p in cfg.selfplay.opponents.items():
@@ -594,24 +561,25 @@ def validate(cfg: TrainConfig) -> TrainConfig:
             raise ConfigError(f"config key 'selfplay.opponents.{k}': probability {p} is negative")
     if sum(cfg.selfplay.opponents.values()) <= 0:
         raise ConfigError("config key 'selfplay.opponents': probabilities sum to 0")
+    if alg.opponents is not None:
+        bad = [k for k, p in cfg.selfplay.opponents.items() if k not in alg.opponents and p > 0]
+        if bad:
+            raise ConfigError(f"config key 'selfplay.opponents': {', '.join(map(repr, bad))} not available "
+                              f"with algorithm {name!r} (allowed: {', '.join(map(repr, alg.opponents))})")
     for k in cfg.selfplay.opponents:
         if k not in ("self", "snapshot"):
             check_agent_spec(k, f"selfplay.opponents.{k}", cfg.rules)
     if cfg.imitation.teacher is not None:
+        if not alg.supports_imitation:
+            raise _unsupported("imitation.teacher", name, "supports_imitation",
+                               "; set imitation.teacher: null")
         check_agent_spec(cfg.imitation.teacher, "imitation.teacher", cfg.rules)
         if cfg.init_from is not None:
             raise ConfigError("config keys 'init_from' and 'imitation.teacher': choose one warm start "
                               "(set imitation.teacher: null to start from the checkpoint)")
-    if cfg.init_from is not None and cfg.algorithm.name in ("maskable_ppo", "rllib_ppo"):
-        raise ConfigError(f"config key 'init_from': algorithm {cfg.algorithm.name!r} does not support it "
-                          f"(allowed with: 'ppo', 'vector_ppo')")
-    rollout = cfg.algorithm.n_steps * cfg.n_envs
-    if rollout > MAX_ROLLOUT:
-        raise ConfigError(
-            f"config keys 'algorithm.n_steps' and 'n_envs': one rollout of {cfg.algorithm.n_steps} x "
-            f"{cfg.n_envs} = {rollout:,} decisions is more than the {MAX_ROLLOUT:,} allowed (time_limit is "
-            "checked between updates; lower n_steps or n_envs)"
-        )
+    if cfg.init_from is not None and not alg.supports_init_from:
+        raise _unsupported("init_from", name, "supports_init_from")
+    alg.validate(cfg)
     return cfg
 
 
@@ -620,8 +588,52 @@ def to_dict(cfg: Any) -> dict[str, Any]:
     return dataclasses.asdict(cfg)
 
 
-def from_dict(data: dict[str, Any]) -> TrainConfig:
-    return validate(build(TrainConfig, data))
+def from_dict(data: dict[str, Any], stored: bool = False) -> TrainConfig:
+    """The validated config of a mapping; ``stored``: the mapping is a config that smear-train wrote (a run
+    folder's ``config.yaml``, a checkpoint's ``training`` metadata), read through :func:`upgrade_stored`."""
+    return validate(build(TrainConfig, upgrade_stored(data) if stored else data))
+
+
+# --------------------------------------------------------------------------------------------- stored configs
+LEGACY_ALGORITHM_DEFAULTS: dict[str, Any] = {
+    "learning_rate": 3.0e-4, "anneal_lr": True, "n_steps": 128, "batch_size": 2048, "n_epochs": 4,
+    "gamma": 1.0, "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "ent_coef_final": None,
+    "vf_coef": 0.5, "max_grad_norm": 0.5, "target_kl": None, "norm_adv": True, "epsilon": 0.05,
+}
+"""The keys and defaults of the one ``algorithm:`` section of every algorithm that configs stored before the
+per-algorithm config classes hold (``to_dict`` of it: run folders' ``config.yaml``, checkpoints' ``training``
+metadata, the shipped checkpoints included)."""
+
+
+def _same_value(v: Any, default: Any) -> bool:
+    if default is None or isinstance(default, bool) or isinstance(v, bool):
+        return v is default
+    return isinstance(v, int | float) and v == default
+
+
+def upgrade_stored(data: Any, name: str | None = None) -> Any:
+    """A stored config mapping (see :func:`from_dict`) as today's: in its ``algorithm:`` section, a key of the
+    old flat section that algorithm ``name`` (default: the section's own ``name``) does not have is dropped
+    when it holds the old default (:data:`LEGACY_ALGORITHM_DEFAULTS`), and is a ConfigError naming it
+    otherwise (its value would be lost). Anything else is left to validation."""
+    if not isinstance(data, dict) or not isinstance(data.get("algorithm"), dict):
+        return data
+    section = data["algorithm"]
+    name = section.get("name", DEFAULT_ALGORITHM) if name is None else name
+    if not isinstance(name, str) or name not in ALGORITHMS:
+        return data  # build() names the bad name
+    names = _field_names(name)
+    kept = {}
+    for key, v in section.items():
+        if key in names or key not in LEGACY_ALGORITHM_DEFAULTS:
+            kept[key] = v
+        elif not _same_value(v, LEGACY_ALGORITHM_DEFAULTS[key]):
+            raise ConfigError(
+                f"stored config key 'algorithm.{key}': {short_repr(v)} is not a key of algorithm {name!r}, "
+                f"and only the old default {LEGACY_ALGORITHM_DEFAULTS[key]!r} can be dropped without "
+                f"changing the run; remove the key to use the config with {name!r} "
+                f"({_keys_text(name, names)})")
+    return {**data, "algorithm": kept}
 
 
 # --------------------------------------------------------------------------------------------- files
@@ -785,10 +797,18 @@ def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
 
 
 def load_config(
-    path: str | Path | None = None, overrides: list[str] | None = None, variant: str | None = None
+    path: str | Path | None = None, overrides: list[str] | None = None, variant: str | None = None,
+    stored: bool = False,
 ) -> TrainConfig:
-    """Load, merge the variant and ``--set`` overrides, validate."""
+    """Load, merge the variant and ``--set`` overrides, validate. ``stored``: ``path`` is a config that
+    smear-train wrote (a run folder's ``config.yaml``, read by ``--resume``): it is read through
+    :func:`upgrade_stored` (for the algorithm the overrides leave), the overrides are checked as given."""
     data = load_raw(path, variant) if path is not None else {}
+    if stored:
+        after = apply_overrides(data, overrides or [])
+        section = after.get("algorithm")
+        name = section.get("name", DEFAULT_ALGORITHM) if isinstance(section, dict) else None
+        data = upgrade_stored(data, name)
     data = apply_overrides(data, overrides or [])
     return from_dict(data)
 
@@ -798,13 +818,66 @@ def dump_yaml(cfg: TrainConfig) -> str:
     return yaml.safe_dump({"default": to_dict(cfg)}, sort_keys=False)
 
 
+_FLAGS = (("network.suit_canonical", "supports_suit_canonical"),
+          ("network.shared_trunk", "supports_shared_trunk"),
+          ("init_from", "supports_init_from"), ("imitation.teacher", "supports_imitation"))
+"""(config key, AlgorithmConfig flag) of what an algorithm may or may not support."""
+
+
+def _supports_text(cls: type[AlgorithmConfig]) -> str:
+    """What an algorithm supports of the rest of the config, from its config class's flags."""
+    keys = [key for key, flag in _FLAGS if getattr(cls, flag)]
+    opp = "self, snapshot or any agent spec" if cls.opponents is None else ", ".join(cls.opponents)
+    keys_text = ", ".join(keys) or "none of " + ", ".join(k for k, _ in _FLAGS)
+    return f"Supports: {keys_text}; selfplay.opponents: {opp}."
+
+
 def help_text() -> str:
-    """Every field of the config with its type, default and documentation."""
+    """Every field of the config with its type, default and documentation; the ``algorithm:`` section's
+    ``name``, then each registered algorithm's keys (a key that reads as an earlier algorithm's is documented
+    once)."""
     lines = [
         "Config file: YAML with a 'default:' block (plus optional named variants, chosen with --variant).",
         "Override any field with --set dotted.key=value (value parsed as YAML).",
         "",
     ]
+
+    def field_lines(cls: type, f: dataclasses.Field, prefix: str, value: Any, docs: dict[str, str],
+                    choices: tuple[str, ...] | None = None) -> tuple[str, list[str]]:
+        """(the line of field ``f``: key, type, default, choices, bounds; its documentation lines)."""
+        tp = _hints(cls)[f.name]
+        ch = f" (one of {', '.join(choices)})" if choices else ""
+        bounds = bound_text(cls, f.name)
+        bounds = f" [{bounds}]" if bounds else ""
+        doc = docs.get(f.name, "(undocumented)")
+        return (f"  {prefix}{f.name}: {type_name(tp)} = {value!r}{ch}{bounds}",
+                [f"      {line}" for line in textwrap.wrap(doc, 100)])
+
+    def algorithm_section(prefix: str) -> None:
+        name_field = next(f for f in dataclasses.fields(AlgorithmConfig) if f.name == "name")
+        head, doc = field_lines(AlgorithmConfig, name_field, prefix, DEFAULT_ALGORITHM,
+                                field_docs(AlgorithmConfig), tuple(ALGORITHMS))
+        lines.extend([head, *doc])
+        seen: dict[tuple[str, tuple[str, ...]], str] = {}  # a key's lines -> the algorithm that printed them
+        keys_of: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        for name in ALGORITHMS:
+            cls = config_class(name)
+            lines.append("")
+            summary = f"[algorithm: {name}]  " + " ".join((inspect.getdoc(cls) or "").split())
+            lines.extend(textwrap.wrap(summary, 110, initial_indent="  ", subsequent_indent="      "))
+            lines.extend(textwrap.wrap(_supports_text(cls), 100, initial_indent="      ",
+                                       subsequent_indent="      "))
+            docs, default = field_docs(cls), cls()
+            keys = [field_lines(cls, f, prefix, getattr(default, f.name), docs)
+                    for f in dataclasses.fields(cls) if f.name != "name"]
+            keys_of[name] = [(h, tuple(d)) for h, d in keys]
+            same = next((o for o, ks in keys_of.items() if o != name and ks == keys_of[name]), None)
+            if same is not None:
+                lines.append(f"      Keys: those of [algorithm: {same}].")
+                continue
+            for head, doc in keys:
+                first = seen.setdefault((head, tuple(doc)), name)
+                lines.extend([head + f"  (as in [algorithm: {first}])"] if first != name else [head, *doc])
 
     def walk(cls: type, prefix: str, default: Any) -> None:
         docs = field_docs(cls)
@@ -812,18 +885,18 @@ def help_text() -> str:
         for f in dataclasses.fields(cls):
             tp = hints[f.name]
             value = getattr(default, f.name)
+            if tp is AlgorithmConfig:
+                lines.append(f"[{prefix}{f.name}]  {docs.get(f.name, '')}")
+                algorithm_section(f"{prefix}{f.name}.")
+                lines.append("")
+                continue
             if dataclasses.is_dataclass(tp):
                 lines.append(f"[{prefix}{f.name}]  {docs.get(f.name, '')}")
                 walk(tp, f"{prefix}{f.name}.", value)
                 lines.append("")
                 continue
-            choices = CHOICES.get((cls, f.name))
-            ch = f" (one of {', '.join(choices)})" if choices else ""
-            bounds = bound_text(cls, f.name)
-            bounds = f" [{bounds}]" if bounds else ""
-            lines.append(f"  {prefix}{f.name}: {type_name(tp)} = {value!r}{ch}{bounds}")
-            for doc_line in textwrap.wrap(docs.get(f.name, "(undocumented)"), 100):
-                lines.append(f"      {doc_line}")
+            head, doc = field_lines(cls, f, prefix, value, docs, CHOICES.get((cls, f.name)))
+            lines.extend([head, *doc])
 
     walk(TrainConfig, "", TrainConfig())
     return "\n".join(lines)

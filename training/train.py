@@ -665,7 +665,7 @@ def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
             saved = run_dir / "config.yaml"
             if not saved.is_file():
                 raise ConfigError(f"--resume: {str(saved)!r} not found; is {str(run_dir)!r} a run folder?")
-            cfg = load_config(saved, args.overrides)
+            cfg = load_config(saved, args.overrides, stored=True)  # written by smear-train, any version
             check_run_paths(cfg, run_dir, None)
         else:
             if not args.config:

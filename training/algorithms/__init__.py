@@ -1,19 +1,27 @@
 """The algorithm registry and the trainer protocol every algorithm implements.
 
-``ALGORITHMS`` maps the config's ``algorithm.name`` to ``"module:Class"`` of its trainer, imported only
-when that algorithm is used (so validating a config imports neither torch nor sb3). Adding an algorithm
-is one module with a class that implements :class:`Trainer` and one line here. An unknown name is an
-error listing the valid ones (config validation uses the same table).
+``ALGORITHMS`` maps the config's ``algorithm.name`` to an :class:`Algorithm`: its trainer class and its config
+class, each as ``"module:Class"`` (or the class itself), imported only when needed. The config class (a
+subclass of :class:`~training.algorithms.config_base.AlgorithmConfig`, in a module that imports neither torch
+nor sb3) declares the algorithm's ``algorithm:`` keys with their docs and bounds, what it supports of the
+rest of the config and its own checks, so validating a config (and ``--help-config``) imports no trainer.
+Adding an algorithm is its module (a class that implements :class:`Trainer`, and its config class) plus one
+line here; docs/training.md says how. An unknown name is an error listing the valid ones (config validation
+uses the same table).
 
-A trainer collects experience through the table layer (:mod:`smear_env.table`: one game loop, rewards in
-raw points, ``env.episode`` meaning the same everywhere) and owns its policy, optimizer and opponent pool;
-``smear-train`` (:mod:`training.train`) drives it: warm start, ``iterate()`` until the budget is spent,
-snapshots, evaluation, checkpoints and resume.
+A trainer owns its policy, optimizer and opponent pool and collects experience through the table layer, where
+rewards are in raw points and ``env.episode`` means the same everywhere: ``ppo`` plays
+:class:`smear_env.table.Table` games in lock-step, ``vector_ppo`` and ``dmc`` play the batched table
+:class:`smear_env.batched_table.BatchedTable` on the batched engine, ``maskable_ppo`` the single-seat
+Gymnasium env and ``rllib_ppo`` RLlib's multi-agent env (both built on ``Table``). ``smear-train``
+(:mod:`training.train`) drives it: warm start, ``iterate()`` until the budget is spent, snapshots,
+evaluation, checkpoints and resume.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -21,13 +29,27 @@ if TYPE_CHECKING:  # pragma: no cover
     import torch
 
     from ..config import TrainConfig
+    from .config_base import AlgorithmConfig
 
-ALGORITHMS: dict[str, str] = {
-    "ppo": "training.algorithms.ppo:PPOTrainer",
-    "maskable_ppo": "training.algorithms.maskable_ppo:MaskablePPOTrainer",
-    "vector_ppo": "training.algorithms.vector_ppo:VectorPPOTrainer",
-    "rllib_ppo": "training.algorithms.rllib_ppo:RLlibPPOTrainer",
-    "dmc": "training.algorithms.dmc:DMCTrainer",
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One registered algorithm."""
+
+    trainer: str | type
+    """Its trainer class (implements :class:`Trainer`; built as ``Class(cfg, rng)``), or ``"module:Class"``
+    (a module name starting with "." is relative to this package)."""
+    config: str | type
+    """Its ``algorithm:`` config class (a subclass of ``AlgorithmConfig``), or ``"module:Class"`` of a module
+    that imports neither torch nor sb3."""
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    "ppo": Algorithm(".ppo:PPOTrainer", ".ppo_config:PPOConfig"),
+    "maskable_ppo": Algorithm(".maskable_ppo:MaskablePPOTrainer", ".maskable_ppo_config:MaskablePPOConfig"),
+    "vector_ppo": Algorithm(".vector_ppo:VectorPPOTrainer", ".vector_ppo_config:VectorPPOConfig"),
+    "rllib_ppo": Algorithm(".rllib_ppo:RLlibPPOTrainer", ".rllib_ppo_config:RLlibPPOConfig"),
+    "dmc": Algorithm(".dmc:DMCTrainer", ".dmc_config:DMCConfig"),
 }
 
 
@@ -73,12 +95,28 @@ class Trainer(Protocol):
         ...
 
 
-def trainer_class(name: str) -> type:
-    """The trainer class registered as ``name``; an unknown name is a ``ValueError`` naming the valid ones."""
+def _entry(name: str) -> Algorithm:
     if name not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {', '.join(ALGORITHMS)}")
-    module, _, cls = ALGORITHMS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    return ALGORITHMS[name]
+
+
+def _resolve(ref: str | type) -> type:
+    if isinstance(ref, type):
+        return ref
+    module, _, cls = ref.partition(":")
+    return getattr(importlib.import_module(module, package=__name__), cls)
+
+
+def trainer_class(name: str) -> type:
+    """The trainer class registered as ``name``; an unknown name is a ``ValueError`` naming the valid ones."""
+    return _resolve(_entry(name).trainer)
+
+
+def config_class(name: str) -> type[AlgorithmConfig]:
+    """The ``algorithm:`` config class registered as ``name`` (imports no trainer); an unknown name is a
+    ``ValueError`` naming the valid ones."""
+    return _resolve(_entry(name).config)
 
 
 def make_trainer(cfg: TrainConfig, rng: np.random.Generator) -> Trainer:
@@ -86,4 +124,4 @@ def make_trainer(cfg: TrainConfig, rng: np.random.Generator) -> Trainer:
     return trainer_class(cfg.algorithm.name)(cfg, rng)
 
 
-__all__ = ["ALGORITHMS", "Trainer", "make_trainer", "trainer_class"]
+__all__ = ["ALGORITHMS", "Algorithm", "Trainer", "config_class", "make_trainer", "trainer_class"]

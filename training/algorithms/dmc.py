@@ -27,8 +27,6 @@ player would treat Q-values as logits, which is not a policy that DMC learnt).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 
@@ -44,33 +42,22 @@ from smear_env.vector import random_actions
 from ..config import ConfigError, TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, OpponentPool
-from .resume_state import restore_trainer_state, trainer_state
+from .resume_state import OwnPolicyTrainer
+from .seating import seat_opponent_teams
 
-DMC_OPPONENTS = ("self", "heuristic", "random")
-"""Opponent teams dmc can seat (``selfplay.opponents`` keys with probability > 0)."""
 LEARNER, HEUR, RANDOM = 0, 1, 2  # player indices at the table
 _KIND = {SELF: LEARNER, "heuristic": HEUR, "random": RANDOM}
 MAX_HANDS = 200
 
 
-def check_dmc_config(cfg: TrainConfig) -> None:
-    """ConfigError naming what ``dmc`` cannot do with ``cfg``."""
-    bad = [k for k, p in cfg.selfplay.opponents.items() if k not in DMC_OPPONENTS and p > 0]
-    if bad:
-        raise ConfigError(f"config key 'selfplay.opponents': {', '.join(map(repr, bad))} not available with "
-                          f"algorithm 'dmc' (allowed: {', '.join(map(repr, DMC_OPPONENTS))})")
-    if cfg.imitation.teacher is not None:
-        raise ConfigError("config key 'imitation.teacher': algorithm 'dmc' learns action values, not a "
-                          "policy to clone into; set imitation.teacher: null")
-
-
-class DMCTrainer:
-    """Deep Monte-Carlo trainer (see the module docstring). ``step`` counts learner decisions trained on."""
+class DMCTrainer(OwnPolicyTrainer):
+    """Deep Monte-Carlo trainer (see the module docstring). ``step`` counts learner decisions trained on.
+    What it can seat and that it has no warm start are declared by its config class
+    (:class:`~training.algorithms.dmc_config.DMCConfig`) and checked by config validation."""
 
     name = "dmc"
 
     def __init__(self, cfg: TrainConfig, rng: np.random.Generator) -> None:  # noqa: D107
-        check_dmc_config(cfg)
         self.cfg = cfg
         self.rng = rng
         self.rules = cfg.rules
@@ -79,7 +66,8 @@ class DMCTrainer:
                                   suit_canonical=net.suit_canonical)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.algorithm.learning_rate)
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
-        self._codes = np.array([_KIND[k] for k in self.pool.names], dtype=np.int64)
+        # (a key it cannot seat has probability 0, checked by validation: never drawn)
+        self._codes = np.array([_KIND.get(k, LEARNER) for k in self.pool.names], dtype=np.int64)
         self.step = 0
         self.updates = 0
         self._start_table()
@@ -111,12 +99,7 @@ class DMCTrainer:
     def _seat_games(self, table: BatchedTable, lanes: np.ndarray) -> None:
         k = len(lanes)
         kinds = self._codes[self.rng.choice(len(self._codes), size=k, p=self.pool.probs)]
-        team = self.rng.integers(2, size=k)
-        rows = np.zeros((k, 4), dtype=np.int64)
-        r = np.arange(k)
-        rows[r, 1 - team] = kinds
-        rows[r, 3 - team] = kinds
-        table.set_seating(lanes, rows)
+        team = seat_opponent_teams(table, lanes, kinds, self.rng)
         self.lane_kind[lanes] = kinds
         self.learner_team[lanes] = team
 
@@ -245,28 +228,12 @@ class DMCTrainer:
         out.update(self._stats)
         return out
 
-    # ------------------------------------------------------------------ protocol
+    # ------------------------------------------------------------------ protocol (the rest: OwnPolicyTrainer)
     def add_snapshot(self) -> None:
         """dmc keeps no snapshot pool (its opponents are itself, the heuristic and random): nothing to do."""
 
     def warm_start_policy(self) -> SmearPolicy:
         raise ConfigError("algorithm 'dmc' has no imitation warm start (set imitation.teacher: null)")
 
-    def after_warm_start(self) -> None:
-        pass
-
-    def eval_policy(self) -> SmearPolicy:
-        return self.policy
-
-    def policy_state(self) -> dict[str, torch.Tensor]:
-        return dict(self.policy.state_dict())
-
-    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return trainer_state(self.optimizer, self.pool, self.rng, self.updates)
-
-    def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
-                   meta: dict[str, Any], step: int) -> None:
-        self.policy.load_state_dict(policy_sd)
-        self.updates = restore_trainer_state(self.optimizer, self.pool, self.rng, self.cfg, tensors, meta)
-        self.step = int(step)
-        self._start_table()  # games in flight are not saved: start fresh ones
+    def restart_games(self) -> None:
+        self._start_table()

@@ -30,6 +30,7 @@ from smear_env.config import SmearRules
 from ..config import TrainConfig
 from ..policy import ForeignModelPolicy, from_sb3_state_dict, obs_scale, to_sb3_state_dict
 from ..selfplay import SELF, SNAPSHOT, OpponentPool, make_baseline
+from .ppo_update import schedules
 from .resume_state import restore_trainer_state, trainer_state
 
 
@@ -208,10 +209,8 @@ class MaskablePPOTrainer(ForeignModelPolicy):
     def iterate(self) -> dict[str, float]:
         cfg, a = self.cfg, self.cfg.algorithm
         m = self.model
-        frac = min(1.0, self.step / cfg.total_timesteps)
-        lr = max(a.learning_rate * (1.0 - frac), a.learning_rate * 0.05) if a.anneal_lr else a.learning_rate
+        lr, ent = schedules(a, self.step, cfg.total_timesteps)
         m.lr_schedule = lambda _progress: lr
-        ent = a.ent_coef if a.ent_coef_final is None else a.ent_coef + (a.ent_coef_final - a.ent_coef) * frac
         m.ent_coef = ent
         m.learn(total_timesteps=a.n_steps * cfg.n_envs, reset_num_timesteps=False, log_interval=None,
                 progress_bar=False)

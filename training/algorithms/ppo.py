@@ -13,7 +13,9 @@ decisions of one scored hand form an episode whose only reward arrives at the ha
 ``"game"`` the returns run over the whole game (plus ``env.win_bonus``, or ``reward="win"``).
 
 Trajectories still open when a rollout is full carry over to the next rollout (their stored log-probs
-keep the PPO ratio exact), so no value bootstrapping across cut episodes is needed.
+keep the PPO ratio exact), so no value bootstrapping across cut episodes is needed. The update is the shared
+component :class:`~training.algorithms.ppo_update.PPOUpdate`; the ``algorithm:`` keys are
+:class:`~training.algorithms.ppo_config.PPOConfig`'s.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 
 from smear_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
 from smear_env.observation import OBS_SIZE
@@ -30,7 +31,8 @@ from smear_env.table import NEXT_HAND, Lockstep, Step, Table, TableOptions
 from ..config import TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
-from .resume_state import restore_trainer_state, trainer_state
+from .ppo_update import PPOUpdate, ppo_iteration
+from .resume_state import OwnPolicyTrainer
 
 LEARNER = -1  # controller code of a learner seat; >= 0 is a snapshot index; an Agent object otherwise
 
@@ -57,8 +59,9 @@ class _Slot:
         self.kind = SELF
 
 
-class PPOTrainer:
-    """Rollout collection + PPO updates. ``step`` counts learner decisions trained on."""
+class PPOTrainer(OwnPolicyTrainer):
+    """Rollout collection on lock-step tables + the PPO update component. ``step`` counts learner decisions
+    trained on."""
 
     name = "ppo"
 
@@ -66,10 +69,10 @@ class PPOTrainer:
         self.cfg = cfg
         self.rng = rng
         self.rules = cfg.rules
-        a = cfg.algorithm
         self.policy = SmearPolicy(cfg.network.hidden_sizes, cfg.network.activation,
                                   suit_canonical=cfg.network.suit_canonical)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=a.learning_rate, eps=1e-5)
+        self.update = PPOUpdate(self.policy, cfg.algorithm, cfg.total_timesteps, rng)
+        self.optimizer = self.update.optimizer
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
         self.step = 0
         self.updates = 0
@@ -83,8 +86,7 @@ class PPOTrainer:
         self._ready: list[dict[str, np.ndarray]] = []
         self._ready_n = 0
         self._stats: dict[str, float] = {}
-        for i, s in enumerate(self.slots):
-            self._new_game(i, s)
+        self.restart_games()
 
     # ------------------------------------------------------------------ games
     def _new_game(self, i: int, slot: _Slot) -> None:
@@ -220,105 +222,11 @@ class PPOTrainer:
 
     # ------------------------------------------------------------------ update
     def iterate(self) -> dict[str, float]:
-        cfg = self.cfg
-        a = cfg.algorithm
-        target = a.n_steps * cfg.n_envs
-        self._stats = {}
-        batch = self.collect(target)
-        n = len(batch["act"])
-        frac = min(1.0, self.step / cfg.total_timesteps)
-        lr = a.learning_rate * (1.0 - frac) if a.anneal_lr else a.learning_rate
-        lr = max(lr, a.learning_rate * 0.05)
-        for g in self.optimizer.param_groups:
-            g["lr"] = lr
-        ent_coef = a.ent_coef
-        if a.ent_coef_final is not None:
-            ent_coef += (a.ent_coef_final - a.ent_coef) * frac
-        t = {k: torch.from_numpy(v) for k, v in batch.items()}
-        self.policy.train()
-        pg_l, v_l, ent_l, kl_l, clip_l = [], [], [], [], []
-        stop = False
-        for _epoch in range(a.n_epochs):
-            perm = torch.from_numpy(self.rng.permutation(n))
-            for start in range(0, n, a.batch_size):
-                idx = perm[start:start + a.batch_size]
-                logits, value = self.policy(t["obs"][idx], t["mask"][idx])
-                logp_all = torch.log_softmax(logits, dim=-1)
-                logp = logp_all.gather(1, t["act"][idx, None]).squeeze(1)
-                entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
-                ratio = torch.exp(logp - t["logp"][idx])
-                adv = t["adv"][idx]
-                if a.norm_adv and len(idx) > 1:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_range, 1 + a.clip_range)).mean()
-                vloss = 0.5 * ((value - t["ret"][idx]) ** 2).mean()
-                loss = pg + a.vf_coef * vloss - ent_coef * entropy
-                self.optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.policy.parameters(), a.max_grad_norm)
-                self.optimizer.step()
-                with torch.no_grad():
-                    lr_ = logp - t["logp"][idx]
-                    kl = ((torch.exp(lr_) - 1) - lr_).mean().item()
-                pg_l.append(pg.item())
-                v_l.append(vloss.item())
-                ent_l.append(entropy.item())
-                kl_l.append(kl)
-                clip_l.append(((ratio - 1).abs() > a.clip_range).float().mean().item())
-                if a.target_kl is not None and kl > a.target_kl:
-                    stop = True
-                    break
-            if stop:
-                break
-        self.step += n
-        self.updates += 1
-        ret = batch["ret"]
-        var = float(np.var(ret))
-        ev = float("nan") if var == 0 else 1.0 - float(np.var(ret - batch["val"])) / var
-        st = self._stats
-        out = {
-            "loss/policy": float(np.mean(pg_l)), "loss/value": float(np.mean(v_l)),
-            "loss/entropy": float(np.mean(ent_l)), "loss/approx_kl": float(np.mean(kl_l)),
-            "loss/clip_fraction": float(np.mean(clip_l)), "loss/explained_variance": ev,
-            "train/learning_rate": lr, "train/ent_coef": ent_coef, "train/batch": n,
-            "bids/bid_rate": st.get("bid_rate", 0.0), "bids/avg_bid": st.get("avg_bid", 0.0),
-        }
-        if st.get("contracts"):
-            out["bids/contract_success"] = st["made"] / st["contracts"]
-            out["bids/avg_contract"] = st["contract_sum"] / st["contracts"]
-        if st.get("score_diff_n"):
-            out["train/score_diff_per_hand"] = st["score_diff_sum"] / st["score_diff_n"]
-        for k in list(st):
-            if k.startswith("win_") and not k.endswith("_n") and st.get(k + "_n"):
-                out[f"train/{k}"] = st[k] / st[k + "_n"]
-        return out
+        return ppo_iteration(self)
 
-    # ------------------------------------------------------------------ snapshots / state
-    def add_snapshot(self) -> None:
-        self.pool.add_snapshot(self.step, self.policy)
-
-    def warm_start_policy(self) -> SmearPolicy:
-        return self.policy
-
-    def after_warm_start(self) -> None:
-        pass
-
-    def eval_policy(self) -> SmearPolicy:
-        return self.policy
-
-    def policy_state(self) -> dict[str, torch.Tensor]:
-        return dict(self.policy.state_dict())
-
-    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(tensors, JSON-able metadata) of everything needed to resume."""
-        return trainer_state(self.optimizer, self.pool, self.rng, self.updates)
-
-    def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
-                   meta: dict[str, Any], step: int) -> None:
-        self.policy.load_state_dict(policy_sd)
-        self.updates = restore_trainer_state(self.optimizer, self.pool, self.rng, self.cfg, tensors, meta)
-        self.step = int(step)
-        for i, s in enumerate(self.slots):  # games in flight are not saved: start fresh ones
+    # ------------------------------------------------------------------ state
+    def restart_games(self) -> None:
+        for i, s in enumerate(self.slots):
             self._new_game(i, s)
 
 

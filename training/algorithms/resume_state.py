@@ -1,5 +1,7 @@
-"""What both trainers save to resume a run, without pickle: optimizer state, the opponent pool's frozen
-snapshots and every generator's state, split into tensors (safetensors) and JSON-able metadata."""
+"""What the trainers save to resume a run, without pickle: optimizer state, the opponent pool's frozen
+snapshots and every generator's state, split into tensors (safetensors) and JSON-able metadata; and
+:class:`OwnPolicyTrainer`, the trainer-protocol methods of a trainer that owns a
+:class:`~training.policy.SmearPolicy` (ppo, vector_ppo, dmc)."""
 
 from __future__ import annotations
 
@@ -75,3 +77,48 @@ def restore_trainer_state(
     rng.bit_generator.state = meta["numpy_rng"]
     pool.rng.bit_generator.state = meta["pool_rng"]
     return int(meta.get("updates", 0))
+
+
+class OwnPolicyTrainer:
+    """The :class:`~training.algorithms.Trainer` methods besides ``iterate`` for a trainer that holds its
+    own ``policy`` (a SmearPolicy), ``optimizer``, ``pool`` (an OpponentPool), ``rng``, ``cfg``, ``step`` and
+    ``updates``, and starts fresh games with :meth:`restart_games` (games in flight are not saved). A mix-in
+    with no ``__init__``: the trainer builds all of that itself."""
+
+    policy: SmearPolicy
+    optimizer: torch.optim.Optimizer
+    pool: OpponentPool
+    rng: np.random.Generator
+    cfg: TrainConfig
+    step: int
+    updates: int
+
+    def restart_games(self) -> None:
+        """Start fresh games (after :meth:`load_state`)."""
+        raise NotImplementedError
+
+    def add_snapshot(self) -> None:
+        self.pool.add_snapshot(self.step, self.policy)
+
+    def warm_start_policy(self) -> SmearPolicy:
+        return self.policy
+
+    def after_warm_start(self) -> None:
+        pass
+
+    def eval_policy(self) -> SmearPolicy:
+        return self.policy
+
+    def policy_state(self) -> dict[str, torch.Tensor]:
+        return dict(self.policy.state_dict())
+
+    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(tensors, JSON-able metadata) of everything needed to resume."""
+        return trainer_state(self.optimizer, self.pool, self.rng, self.updates)
+
+    def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
+                   meta: dict[str, Any], step: int) -> None:
+        self.policy.load_state_dict(policy_sd)
+        self.updates = restore_trainer_state(self.optimizer, self.pool, self.rng, self.cfg, tensors, meta)
+        self.step = int(step)
+        self.restart_games()

@@ -79,10 +79,7 @@ class RLlibPPOTrainer(ForeignModelPolicy):
                               "(with -c constraints/rllib.txt)") from None
         from smear_env.integrations.rllib import ppo_config
 
-        net, a = cfg.network, cfg.algorithm
-        if net.activation not in ("relu", "tanh"):
-            raise ConfigError(f"config key 'network.activation': {net.activation!r} is not available with "
-                              "rllib_ppo; allowed values: 'relu', 'tanh'")
+        net, a = cfg.network, cfg.algorithm  # network.activation: checked by RLlibPPOConfig.validate
         others = sorted(k for k, p in cfg.selfplay.opponents.items() if k != "self" and p > 0)
         if others:
             print(f"rllib_ppo: the learning policy plays all four seats (self-play); selfplay.opponents "

@@ -30,7 +30,9 @@ With ``game`` episodes most of a game's decisions would be open (about 100k over
 was measured about 10x slower), so the rollout is cut instead: each open seat's last decision is
 bootstrapped with the value of that seat's current view (``VectorGame.observe(seats)``), and the seat's
 next decision starts a new trajectory (rewards in between are left to that bootstrap value, as in any
-truncated PPO rollout). The PPO update itself is native ``ppo``'s.
+truncated PPO rollout). The PPO update itself is native ``ppo``'s: the shared component
+:class:`~training.algorithms.ppo_update.PPOUpdate`; the ``algorithm:`` keys are
+:class:`~training.algorithms.vector_ppo_config.VectorPPOConfig`'s.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ from smear_env.vector import VectorGame
 from ..config import TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
-from .ppo import PPOTrainer
-from .resume_state import restore_trainer_state
+from .ppo_update import PPOUpdate, ppo_iteration
+from .resume_state import OwnPolicyTrainer
+from .seating import seat_opponent_teams
 
 SNAPSHOT_PLAYER = 1  # player index of the snapshot seats at the table (0: the learner)
 _BUFFER_KEYS = ("obs", "mask", "act", "logp", "val", "rew", "done", "nxt", "ep")
@@ -83,9 +86,9 @@ class _Snapshots:
         pass
 
 
-class VectorPPOTrainer(PPOTrainer):
-    """Rollouts on the batched table + native PPO updates (inherited). ``step`` counts learner decisions
-    trained on."""
+class VectorPPOTrainer(OwnPolicyTrainer):
+    """Rollouts on the batched table + the PPO update component of native ``ppo``. ``step`` counts learner
+    decisions trained on."""
 
     name = "vector_ppo"
 
@@ -93,11 +96,11 @@ class VectorPPOTrainer(PPOTrainer):
         self.cfg = cfg
         self.rng = rng
         self.rules = cfg.rules
-        a = cfg.algorithm
         net = cfg.network
         self.policy = SmearPolicy(net.hidden_sizes, net.activation, shared_trunk=net.shared_trunk,
                                   suit_canonical=net.suit_canonical)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=a.learning_rate, eps=1e-5)
+        self.update = PPOUpdate(self.policy, cfg.algorithm, cfg.total_timesteps, rng)
+        self.optimizer = self.update.optimizer
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
         # players at the table: 0 the learner, 1 the snapshots, then one batched agent per opponent spec
         self.players: list[Any] = [LEARNER, _Snapshots(self)]
@@ -161,12 +164,7 @@ class VectorPPOTrainer(PPOTrainer):
         player = self._player_of[opp]
         if self._active is None:
             player = np.where(player == SNAPSHOT_PLAYER, 0, player)  # no snapshot yet: self-play
-        team = self.rng.integers(2, size=k)
-        rows = np.zeros((k, 4), dtype=np.int64)
-        ar = np.arange(k)
-        rows[ar, 1 - team] = player
-        rows[ar, 3 - team] = player
-        table.set_seating(lanes, rows)
+        team = seat_opponent_teams(table, lanes, player, self.rng)
         self.lane_opp[lanes] = np.where(player == 0, -1, opp)
         self.learner_team[lanes] = team
         active = -1 if self._active is None else self._active
@@ -341,10 +339,9 @@ class VectorPPOTrainer(PPOTrainer):
         self.ready = 0
         return batch
 
-    # ------------------------------------------------------------------ state
-    def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
-                   meta: dict[str, Any], step: int) -> None:
-        self.policy.load_state_dict(policy_sd)
-        self.updates = restore_trainer_state(self.optimizer, self.pool, self.rng, self.cfg, tensors, meta)
-        self.step = int(step)
-        self._start_engine()  # games in flight are not saved: start fresh ones
+    # ------------------------------------------------------------------ update and state
+    def iterate(self) -> dict[str, float]:
+        return ppo_iteration(self)
+
+    def restart_games(self) -> None:
+        self._start_engine()

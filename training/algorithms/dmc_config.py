@@ -1,0 +1,29 @@
+"""The ``algorithm:`` keys of ``dmc`` (:mod:`training.algorithms.dmc`; torch-free)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .config_base import Bound, UpdateConfig
+
+DMC_OPPONENTS = ("self", "heuristic", "random")
+"""Opponent teams dmc can seat (``selfplay.opponents`` keys with probability > 0)."""
+
+
+@dataclass
+class DMCConfig(UpdateConfig):
+    """Deep Monte-Carlo: Q over the 72 masked actions regressed on each decision's Monte-Carlo return,
+    epsilon-greedy actors on the batched table (smear_env.batched_table); saved with Q as the logits. No
+    imitation warm start (it learns action values, not a policy to clone into)."""
+
+    name: str = "dmc"
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0 over total_timesteps."""
+    epsilon: float = 0.05
+    """Probability that an actor takes a uniformly random legal action instead of the highest-Q one."""
+
+    supports_suit_canonical = True
+    supports_imitation = False
+    opponents = DMC_OPPONENTS
+    bounds: ClassVar[dict[str, Bound]] = {"epsilon": Bound(0.0, 1.0)}

@@ -1,0 +1,33 @@
+"""The ``algorithm:`` keys of ``rllib_ppo`` (:mod:`training.algorithms.rllib_ppo`; torch-free)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .config_base import ConfigError
+from .ppo_config import PPOHyperparameters
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import TrainConfig
+
+ACTIVATIONS = ("relu", "tanh")
+"""network.activation values RLlib's MLP has."""
+
+
+@dataclass
+class RLlibPPOConfig(PPOHyperparameters):
+    """Ray RLlib's PPO, one masked policy shared by the four seats in self-play (selfplay.opponents other
+    than "self" are not used), sampling on Ray workers (the ray section); needs pip install
+    "smear-rl[rllib]"."""
+
+    name: str = "rllib_ppo"
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 5% of learning_rate at total_timesteps (RLlib's schedule)."""
+
+    def validate(self, cfg: TrainConfig) -> None:
+        """network.activation must be one RLlib's MLP has."""
+        super().validate(cfg)
+        if cfg.network.activation not in ACTIVATIONS:
+            raise ConfigError(f"config key 'network.activation': {cfg.network.activation!r} is not available "
+                              f"with rllib_ppo; allowed values: {', '.join(map(repr, ACTIVATIONS))}")
