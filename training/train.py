@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .algorithms import Trainer, make_trainer
+from .algorithms.decision_stats import TrainLogAverager
 from .checkpoint import same_file, write_text_atomic
 from .config import MAX_DECISIONS, ConfigError, TrainConfig, dump_yaml, help_text, load_config
 
@@ -80,6 +81,13 @@ class Run:
         if self.writer is not None:
             for k, v in values.items():
                 self.writer.add_scalar(k, v, step)
+
+    def log_train(self, step: int, elapsed: float, averages: Any) -> None:
+        """A ``train`` record: the means of the trainer's scalars since the last one (losses, the
+        per-decision-type diagnostics of :mod:`training.algorithms.decision_stats`, bids, speed)."""
+        values = averages.flush()
+        if values:
+            self.log({"step": step, "elapsed_s": round(elapsed, 1), "train": values})
 
     def log(self, record: dict[str, Any]) -> None:
         with open(self.dir / "train.log", "a", encoding="utf-8") as f:
@@ -426,6 +434,7 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[rate]}"), disable=not out.progress,
                         transient=False)
+    averages = TrainLogAverager()  # train.log's "train" records: the updates' means between two records
     with progress:
         task = progress.add_task(desc(), total=cfg.total_timesteps, completed=trainer.step, rate="")
         try:
@@ -438,15 +447,18 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
                 sps = (trainer.step - s0) / max(1e-9, time.monotonic() - ts)
                 metrics["perf/steps_per_s"] = sps
                 run.scalars(metrics, trainer.step)
+                averages.add(metrics)
                 if trainer.step >= next_snap:
                     trainer.add_snapshot()
                     next_snap += cfg.selfplay.snapshot_interval * (1 + (trainer.step - next_snap) //
                                                                    cfg.selfplay.snapshot_interval)
                 if next_eval is not None and trainer.step >= next_eval:
+                    run.log_train(trainer.step, elapsed(), averages)
                     last_eval = run_evaluation(trainer, cfg, run, elapsed())
                     while next_eval <= trainer.step:
                         next_eval += ev_int
                 if trainer.step >= next_ckpt:
+                    run.log_train(trainer.step, elapsed(), averages)
                     run.save(trainer, elapsed())
                     while next_ckpt <= trainer.step:
                         next_ckpt += out.checkpoint_interval
@@ -457,6 +469,7 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
         except Exception as e:  # an opponent (a cmd: bot, an agent), the trainer or a write failed
             failure = e
     total_s = elapsed()
+    run.log_train(trainer.step, total_s, averages)
     try:
         path = run.save(trainer, total_s)
     except (KeyboardInterrupt, OSError) as e:  # a full disk; the earlier checkpoints are intact

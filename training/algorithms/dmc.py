@@ -42,6 +42,7 @@ from smear_env.vector import random_actions
 from ..config import ConfigError, TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, OpponentPool
+from .decision_stats import TypeMeans, batch_stats, decision_type, q_spread
 from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
@@ -205,12 +206,19 @@ class DMCTrainer(OwnPolicyTrainer):
         ret = torch.from_numpy(batch["ret"].astype(np.float32))
         self.policy.train()
         losses = []
+        types = decision_type(batch["act"])
+        per_type = TypeMeans()  # per-decision-type Q error and spread (detached; see decision_stats)
         for _ in range(a.n_epochs):
             perm = torch.from_numpy(self.rng.permutation(n))
             for s in range(0, n, a.batch_size):
                 idx = perm[s: s + a.batch_size]
-                q = self.policy.logits(obs[idx], mask[idx]).gather(1, act[idx, None]).squeeze(1)
-                loss = torch.mean((q - ret[idx]) ** 2)
+                q_all = self.policy.logits(obs[idx], mask[idx])
+                q = q_all.gather(1, act[idx, None]).squeeze(1)
+                err = (q - ret[idx]) ** 2
+                loss = torch.mean(err)
+                ti = types[idx.numpy()]
+                per_type.add("value_error", ti, err)
+                per_type.add("adv_scale", ti, q_spread(q_all, mask[idx]))
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.policy.parameters(), a.max_grad_norm)
@@ -226,6 +234,8 @@ class DMCTrainer(OwnPolicyTrainer):
                if (batch["act"] == PASS_ACTION).any() else 0.0,
                "train/bid_decisions": float(is_bid.sum())}
         out.update(self._stats)
+        out.update(batch_stats(batch["act"], batch["mask"], batch["ret"]))
+        out.update(per_type.result())
         return out
 
     # ------------------------------------------------------------------ protocol (the rest: OwnPolicyTrainer)

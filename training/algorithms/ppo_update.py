@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .decision_stats import TypeMeans, batch_stats, decision_type
 from .ppo_config import PPOConfig
 
 
@@ -55,6 +56,8 @@ class PPOUpdate:
         t = {k: torch.from_numpy(v) for k, v in batch.items()}
         self.policy.train()
         pg_l, v_l, ent_l, kl_l, clip_l = [], [], [], [], []
+        types = decision_type(batch["act"])
+        per_type = TypeMeans()  # per-decision-type entropy and value error (detached; see decision_stats)
         stop = False
         for _epoch in range(a.n_epochs):
             perm = torch.from_numpy(self.rng.permutation(n))
@@ -63,13 +66,15 @@ class PPOUpdate:
                 logits, value = self.policy(t["obs"][idx], t["mask"][idx])
                 logp_all = torch.log_softmax(logits, dim=-1)
                 logp = logp_all.gather(1, t["act"][idx, None]).squeeze(1)
-                entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
+                ent_rows = -(logp_all.exp() * logp_all).sum(-1)
+                entropy = ent_rows.mean()
                 ratio = torch.exp(logp - t["logp"][idx])
                 adv = t["adv"][idx]
                 if a.norm_adv and len(idx) > 1:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_range, 1 + a.clip_range)).mean()
-                vloss = 0.5 * ((value - t["ret"][idx]) ** 2).mean()
+                err = (value - t["ret"][idx]) ** 2
+                vloss = 0.5 * err.mean()
                 loss = pg + a.vf_coef * vloss - ent_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()
@@ -83,6 +88,9 @@ class PPOUpdate:
                 ent_l.append(entropy.item())
                 kl_l.append(kl)
                 clip_l.append(((ratio - 1).abs() > a.clip_range).float().mean().item())
+                ti = types[idx.numpy()]
+                per_type.add("entropy", ti, ent_rows)
+                per_type.add("value_error", ti, err)
                 if a.target_kl is not None and kl > a.target_kl:
                     stop = True
                     break
@@ -91,12 +99,15 @@ class PPOUpdate:
         ret = batch["ret"]
         var = float(np.var(ret))
         ev = float("nan") if var == 0 else 1.0 - float(np.var(ret - batch["val"])) / var
-        return {
+        out = {
             "loss/policy": float(np.mean(pg_l)), "loss/value": float(np.mean(v_l)),
             "loss/entropy": float(np.mean(ent_l)), "loss/approx_kl": float(np.mean(kl_l)),
             "loss/clip_fraction": float(np.mean(clip_l)), "loss/explained_variance": ev,
             "train/learning_rate": lr, "train/ent_coef": ent_coef, "train/batch": n,
         }
+        out.update(batch_stats(batch["act"], batch["mask"], ret, batch["adv"]))
+        out.update(per_type.result())
+        return out
 
 
 def ppo_iteration(trainer: Any) -> dict[str, float]:

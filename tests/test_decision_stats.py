@@ -1,0 +1,88 @@
+"""Per-decision-type diagnostics (training.algorithms.decision_stats) and train.log's ``train`` records."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from smear_env.actions import (
+    DISCARD_ACTION_BASE,
+    PASS_ACTION,
+    PLAY_ACTION_BASE,
+    TRUMP_ACTION_BASE,
+    bid_action,
+)
+from training.algorithms.decision_stats import (
+    TrainLogAverager,
+    TypeMeans,
+    batch_stats,
+    decision_type,
+)
+
+
+def test_decision_type_follows_the_action_id_ranges():
+    act = np.array([PASS_ACTION, bid_action(4), TRUMP_ACTION_BASE, TRUMP_ACTION_BASE + 3, DISCARD_ACTION_BASE,
+                    PLAY_ACTION_BASE - 1, PLAY_ACTION_BASE, PLAY_ACTION_BASE + 31])
+    assert decision_type(act).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_batch_stats_split_share_legal_return_advantage_and_bids():
+    act = np.array([PASS_ACTION, PASS_ACTION, bid_action(3), bid_action(4), TRUMP_ACTION_BASE,
+                    PLAY_ACTION_BASE, PLAY_ACTION_BASE + 1, PLAY_ACTION_BASE + 2])
+    mask = np.zeros((8, 72), dtype=bool)
+    for i, k in enumerate([4, 4, 3, 2, 2, 6, 5, 1]):
+        mask[i, :k] = True
+    ret = np.array([0.0, -1.0, 2.0, 3.0, 1.0, 0.5, 0.5, -0.5])
+    adv = np.array([1.0, -1.0, 0.0, 0.0, 5.0, 2.0, -2.0, 0.0])
+    s = batch_stats(act, mask, ret, adv)
+    assert s["decisions/bid/share"] == 0.5 and s["decisions/trump/share"] == 0.125
+    assert s["decisions/discard/share"] == 0.0 and "decisions/discard/legal" not in s
+    assert s["decisions/bid/legal"] == pytest.approx(13 / 4) and s["decisions/play/legal"] == 4.0
+    assert s["decisions/bid/return"] == 1.0 and s["decisions/play/return"] == pytest.approx(0.5 / 3)
+    assert s["decisions/bid/adv_scale"] == pytest.approx(np.std([1.0, -1.0, 0.0, 0.0]))
+    bids = tuple(s[f"decisions/bid/p_{b}"] for b in ("pass", "2", "3", "4"))
+    assert bids == (0.5, 0.0, 0.25, 0.25)
+
+
+def test_type_means_accumulate_over_minibatches():
+    m = TypeMeans()
+    m.add("entropy", np.array([0, 0, 3]), np.array([1.0, 3.0, 0.5]))
+    m.add("entropy", np.array([3, 1]), np.array([1.5, 2.0]))
+    assert m.result() == {"decisions/bid/entropy": 2.0, "decisions/trump/entropy": 2.0,
+                          "decisions/play/entropy": 1.0}
+
+
+def test_train_log_averager_means_since_the_last_flush():
+    a = TrainLogAverager()
+    a.add({"x": 1.0, "y": float("nan")})
+    a.add({"x": 3.0, "z": 2})
+    assert a.flush() == {"x": 2.0, "z": 2.0}
+    assert a.flush() == {}
+
+
+@pytest.mark.parametrize("config", ["configs/dmc.yaml", "configs/scratch.yaml"])
+def test_smear_train_writes_per_decision_type_diagnostics_to_train_log(tmp_path, config):
+    pytest.importorskip("torch")
+    from training.train import main
+
+    run = tmp_path / "run"
+    sets = ["n_envs=16", "algorithm.n_steps=8", "algorithm.batch_size=64", "network.hidden_sizes=[16]",
+            "total_timesteps=400", "time_limit=null", "eval.interval=0", "output.checkpoint_interval=200",
+            "output.tensorboard=false", "output.progress=false", "imitation.teacher=null"]
+    args = ["--config", config, "--run-dir", str(run)]
+    for s in sets:
+        args += ["--set", s]
+    assert main(args) in (0, None)
+    records = [json.loads(line) for line in (run / "train.log").read_text().splitlines()]
+    train = [r for r in records if "train" in r]
+    assert len(train) >= 2  # at the checkpoints and at the end
+    last = train[-1]["train"]
+    for key in ("decisions/bid/share", "decisions/play/share", "decisions/play/value_error",
+                "decisions/play/adv_scale", "decisions/bid/p_pass"):
+        assert key in last, key
+    shares = sum(last[f"decisions/{t}/share"] for t in ("bid", "trump", "discard", "play"))
+    assert shares == pytest.approx(1.0, abs=1e-5)
+    if "scratch" in config:  # PPO: the policy's entropy per type, at most log(legal actions)
+        assert 0 <= last["decisions/play/entropy"] <= np.log(last["decisions/play/legal"]) + 1e-6
