@@ -111,3 +111,18 @@ def test_cli_bad_player_is_an_error_without_traceback(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith("ladder: error: unknown agent spec 'nosuchagent'") and "Traceback" not in err
     assert not out.exists()
+
+
+def test_cached_matches_of_a_checkpoint_are_keyed_by_its_file_contents(tmp_path):
+    """A retrained agent under the same spec (new weights in the same file) plays its matches again."""
+    import shutil
+
+    from smear_env.agents.shipped import shipped_path
+
+    ckpt = tmp_path / "agent.safetensors"
+    shutil.copyfile(shipped_path("scratch"), ckpt)
+    first = L.player_identity(str(ckpt))
+    assert first.startswith(f"{ckpt}@sha256:") and L.player_identity("heuristic") == "heuristic"
+    assert L.player_identity("scratch").startswith("scratch@sha256:")
+    shutil.copyfile(shipped_path("default"), ckpt)
+    assert L.player_identity(str(ckpt)) != first

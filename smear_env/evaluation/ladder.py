@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import hashlib
 import json
 import os
 import platform
@@ -88,8 +89,21 @@ def machine() -> dict[str, Any]:
             "python": platform.python_version()}
 
 
+def player_identity(spec: str) -> str:
+    """What a cached match of ``spec`` is keyed by: the spec, plus the SHA-256 of the file for a shipped
+    agent or a checkpoint path -- so a retrained ``scratch`` (same name, new weights) plays its matches again
+    instead of reusing the old file's results."""
+    from ..agents.registry import is_checkpoint_spec
+    from ..agents.shipped import SHIPPED_AGENTS, shipped_path
+
+    path = shipped_path(spec) if spec in SHIPPED_AGENTS else Path(spec) if is_checkpoint_spec(spec) else None
+    if path is None or not path.is_file():
+        return spec
+    return f"{spec}@sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
+
+
 def _key(a: str, b: str, games: int, seed: int, rules: SmearRules) -> str:
-    return json.dumps([a, b, games, seed, rules.to_dict()], sort_keys=True)
+    return json.dumps([player_identity(a), player_identity(b), games, seed, rules.to_dict()], sort_keys=True)
 
 
 def _read_cache(path: Path | None) -> dict[str, dict[str, Any]]:
