@@ -126,3 +126,9 @@ def test_cached_matches_of_a_checkpoint_are_keyed_by_its_file_contents(tmp_path)
     assert L.player_identity("scratch").startswith("scratch@sha256:")
     shutil.copyfile(shipped_path("default"), ckpt)
     assert L.player_identity(str(ckpt)) != first
+
+
+def test_players_option_keeps_the_commas_of_a_pimc_spec():
+    assert L.split_players("random,pimc:samples=2,bid_samples=8,pimc,default") == [
+        "random", "pimc:samples=2,bid_samples=8", "pimc", "default"]
+    assert L.split_players("heuristic, scratch") == ["heuristic", "scratch"]

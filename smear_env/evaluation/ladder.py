@@ -310,6 +310,19 @@ def render_markdown(doc: dict[str, Any], command: str = "") -> str:
 
 
 # ------------------------------------------------------------------------------------------- CLI
+def split_players(text: str) -> list[str]:
+    """``--players`` as specs: split at commas, except that a piece of the form ``key=value`` continues
+    the spec before it (``pimc:samples=2,bid_samples=8`` is one player)."""
+    out: list[str] = []
+    for piece in text.split(","):
+        head = piece.split("=", 1)[0]
+        if out and "=" in piece and ":" not in head and " " not in head and ":" in out[-1]:
+            out[-1] += "," + piece
+        else:
+            out.append(piece)
+    return [p.strip() for p in out if p.strip()]
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m smear_env.evaluation.ladder",
                                  description=__doc__.split("\n\n")[0],
@@ -337,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # one BLAS thread in the worker processes (started after this)
-    players = [p for p in args.players.split(",")] if args.players else list(DEFAULT_PLAYERS)
+    players = split_players(args.players) if args.players else list(DEFAULT_PLAYERS)
     players += args.add
     command = " ".join(["python -m smear_env.evaluation.ladder",
                         *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
