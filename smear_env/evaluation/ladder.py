@@ -47,10 +47,11 @@ from .results import TAG_BOOT
 
 DEFAULT_PLAYERS = ("random", "heuristic", "pimc:samples=2,bid_samples=8", "pimc", "default", "scratch")
 """The built-in agents -- pimc at its default strength (6 card-play and 16 bid samples) and a weaker one (2
-and 8) -- and the shipped agents. The weaker pimc costs ~0.7 CPU s a game against a non-searching team, the
-default ~1.8 s (2 cores, 2026-12): the full ladder's 400 games for each of the 9 pairs with a pimc player
-take ~1.4 CPU hours. A stronger search (``pimc:samples=24,bid_samples=32``, ~7 s a game) is a command-line
-player: its 5 pairs would add ~4 CPU hours."""
+and 8) -- and the shipped agents. Measured on 2 cores (2026-12-01, one match at a time, load average 2-3): 100
+games of a pair with the weaker pimc take 98-114 s, with the default pimc 217-265 s, the two pimcs together
+345 s; so the full ladder's 400 games for each of the 9 pairs with a pimc player take about 2 hours. A
+stronger search (``pimc:samples=24,bid_samples=32``, roughly 4x the default's cost) is a
+command-line player."""
 DEFAULT_GAMES = 2000
 DEFAULT_SLOW_GAMES = 400
 DEFAULT_SEED = 2026
