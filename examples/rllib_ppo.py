@@ -30,7 +30,7 @@ def main() -> None:
     args = ap.parse_args()
 
     rules = SmearRules(kitty_size=2)
-    ray.init(address=args.address, num_cpus=None if args.address else 2, include_dashboard=False,
+    ray.init(address=args.address or "local", num_cpus=None if args.address else 2, include_dashboard=False,
              log_to_driver=False)
     config = (
         ppo_config({"kitty_size": 2, "episode": "hand", "reward": "score", "reward_scale": 0.25},

@@ -123,7 +123,7 @@ def test_one_ppo_iteration_with_team_policies_on_local_ray():
 
     from smear_env.integrations.rllib import ppo_config
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         algo = (
             ppo_config({"episode": "hand", "reward": "score", "kitty_size": 2}, policies="team",

@@ -34,7 +34,8 @@ def run_pairs(team_a: Any, team_b: Any, rules: SmearRules, seed: int, max_hands:
 
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        # None means a new local Ray (as documented): Ray's own None joins a cluster it finds running
+        ray.init(address=address or "local", include_dashboard=False, log_to_driver=False)
     try:
         if chunk is None:
             cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))

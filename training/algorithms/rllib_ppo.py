@@ -93,7 +93,8 @@ class RLlibPPOTrainer(ForeignModelPolicy):
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if r.address is None:
                 kwargs["num_cpus"] = r.num_cpus
-            ray.init(address=r.address, **kwargs)
+            # None: a new local Ray, as documented (Ray's own None joins any cluster it finds running)
+            ray.init(address=r.address or "local", **kwargs)
         total = cfg.total_timesteps
         lr = [[0, a.learning_rate], [total, a.learning_rate * 0.05]] if a.anneal_lr else a.learning_rate
         ent = a.ent_coef if a.ent_coef_final is None else [[0, a.ent_coef], [total, a.ent_coef_final]]
