@@ -173,7 +173,28 @@ def table(results: list[dict[str, Any]]) -> str:
             lines.append(f"| {r['trainer']} | {p['cpu_s'] / 60:.1f} | {p['decisions']:,} | "
                          f"{p['decisions'] / max(p['cpu_s'], 1e-9):,.0f} | {100 * p['win_rate']:.1f}% "
                          f"[{100 * lo:.1f}, {100 * hi:.1f}] | {p['margin_per_hand']:+.3f} | {p['games']} |")
+    lines += ratios(results)
     return "\n".join(lines)
+
+
+def ratios(results: list[dict[str, Any]], reference: str = "maskable_ppo") -> list[str]:
+    """Lines comparing the trainer with the best last win rate to ``reference`` at each point they share:
+    the ratio of decisions per CPU second and of win rates (none when either is missing)."""
+    ref = next((r for r in results if r["trainer"] == reference), None)
+    others = [r for r in results if r["trainer"] != reference and r["curve"]]
+    if ref is None or not others:
+        return []
+    best = max(others, key=lambda r: r["curve"][-1]["win_rate"])
+    lines = ["", f"{best['trainer']} (the highest last win rate) against {reference}, point by point:", "",
+             f"| CPU min | decisions / CPU s, ratio | win rate, ratio | {best['trainer']} ahead |",
+             "|---|---|---|---|"]
+    for p, q in zip(best["curve"], ref["curve"], strict=False):  # the points both have
+        speed = (p["decisions"] / max(p["cpu_s"], 1e-9)) / max(q["decisions"] / max(q["cpu_s"], 1e-9), 1e-9)
+        rate = f"{p['win_rate'] / q['win_rate']:,.1f}x" if q["win_rate"] > 0 else "no ratio (0 wins)"
+        ahead = "yes" if p["ci95"][0] > q["ci95"][1] else "no (the intervals overlap)"
+        lines.append(f"| {p['cpu_s'] / 60:.1f} | {speed:,.1f}x | {rate} ({100 * p['win_rate']:.1f}% vs "
+                     f"{100 * q['win_rate']:.1f}%) | {ahead} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

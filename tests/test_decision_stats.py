@@ -18,7 +18,9 @@ from training.algorithms.decision_stats import (
     TrainLogAverager,
     TypeMeans,
     batch_stats,
+    contract_scalars,
     decision_type,
+    tally_contracts,
 )
 
 
@@ -62,6 +64,22 @@ def test_train_log_averager_means_since_the_last_flush():
     assert a.flush() == {}
 
 
+def test_contracts_are_tallied_per_level_for_the_learner_bidders_only():
+    class VG:  # the two fields tally_contracts reads, 6 lanes
+        hand_contract = np.array([2, 3, 3, 4, 2, 3])
+        hand_made = np.array([True, True, False, False, False, True])
+
+    st: dict = {}
+    scored = np.array([0, 1, 2, 3, 4])  # lane 5's hand was not scored in this step
+    tally_contracts(st, VG, scored, np.array([True, True, True, True, False]))  # lane 4: not a learner's
+    tally_contracts(st, VG, scored[:0], np.zeros(0, dtype=bool))  # nothing scored: nothing added
+    assert st == {"contracts": 4, "made": 2, "contract_sum": 12, "contracts_2": 1, "made_2": 1,
+                  "contracts_3": 2, "made_3": 1, "contracts_4": 1, "made_4": 0}
+    assert contract_scalars(st) == {"bids/contract_success": 0.5, "bids/avg_contract": 3.0,
+                                    "bids/made_at_2": 1.0, "bids/made_at_3": 0.5, "bids/made_at_4": 0.0}
+    assert contract_scalars({}) == {}
+
+
 @pytest.mark.parametrize("config", ["configs/dmc.yaml", "configs/scratch.yaml"])
 def test_smear_train_writes_per_decision_type_diagnostics_to_train_log(tmp_path, config):
     pytest.importorskip("torch")
@@ -82,6 +100,10 @@ def test_smear_train_writes_per_decision_type_diagnostics_to_train_log(tmp_path,
     for key in ("decisions/bid/share", "decisions/play/share", "decisions/play/value_error",
                 "decisions/play/adv_scale", "decisions/bid/p_pass"):
         assert key in last, key
+    contracts = [r["train"] for r in train if "bids/contract_success" in r["train"]]
+    assert contracts, "no train record has the learner's contract success"
+    assert 0.0 <= contracts[-1]["bids/contract_success"] <= 1.0
+    assert 2.0 <= contracts[-1]["bids/avg_contract"] <= 4.0
     shares = sum(last[f"decisions/{t}/share"] for t in ("bid", "trump", "discard", "play"))
     assert shares == pytest.approx(1.0, abs=1e-5)
     if "scratch" in config:  # PPO: the policy's entropy per type, at most log(legal actions)

@@ -53,6 +53,34 @@ def test_dmc_iterate_trains_on_finished_decisions_and_counts_them():
     assert abs(sum(m[f"train/bid_share_{k}"] for k in ("pass", "2", "3", "4")) - 1.0) < 1e-9
 
 
+def test_bid_epsilon_explores_the_bids_only():
+    """epsilon 0 and bid_epsilon 1: every card play is the greedy one, the bids are drawn at random (all four
+    seen), and the actors of ``collect`` use that pair."""
+    from smear_env.actions import TRUMP_ACTION_BASE
+    from smear_env.vector import VectorGame
+
+    tr = _trainer("algorithm.epsilon=0.0", "algorithm.bid_epsilon=1.0")
+    vg = VectorGame(256, tr.rules, seed=2)
+    obs, mask = vg.observe(), vg.legal_mask()
+    assert mask[:, :TRUMP_ACTION_BASE].all(axis=1).any()  # the first seat may pass or bid 2, 3, 4
+    bids = np.concatenate([tr.act(obs, mask, 0.0, 1.0) for _ in range(8)])
+    assert set(np.unique(bids).tolist()) == {0, 1, 2, 3}
+    np.testing.assert_array_equal(tr.act(obs, mask, 0.0, None), np.argmax(tr.q_values(obs, mask), axis=1))
+    for _ in range(6):  # past the auction in most lanes
+        vg.step(tr.act(obs, mask, 0.0, None))
+        obs, mask = vg.observe(), vg.legal_mask()
+    cards = ~mask[:, :TRUMP_ACTION_BASE].any(axis=1)
+    assert cards.sum() >= 100
+    greedy = np.argmax(tr.q_values(obs, mask), axis=1)
+    for _ in range(4):
+        np.testing.assert_array_equal(tr.act(obs, mask, 0.0, 1.0)[cards], greedy[cards])
+    seen = []
+    act = tr.act
+    tr.act = lambda o, m, e, b=None: seen.append((e, b)) or act(o, m, e, b)
+    tr.iterate()
+    assert seen and set(seen) == {(0.0, 1.0)}  # the actors explore with the configured pair
+
+
 def test_dmc_checkpoint_plays_argmax_q(tmp_path):
     """The saved Q-head is an ordinary checkpoint: its greedy player picks the legal action of highest Q."""
     from smear_env.vector import VectorGame

@@ -22,6 +22,10 @@ These helpers split a batch's numbers by the kind of the action taken -- the act
 ``bid/p_pass``, ``bid/p_2``, ``bid/p_3``, ``bid/p_4``
     the bid actions taken.
 
+And, from the hands the learner's seats won the auction (:func:`tally_contracts`, :func:`contract_scalars`),
+``bids/contract_success`` (the share of its contracts made), ``bids/avg_contract`` and ``bids/made_at_<k>``
+(the share made of its contracts at level k).
+
 The trainers log them with their other scalars (TensorBoard, and train.log's ``train`` records, which
 average the updates between two records).
 """
@@ -37,6 +41,36 @@ from smear_env.actions import DISCARD_ACTION_BASE, PLAY_ACTION_BASE, TRUMP_ACTIO
 DECISION_TYPES = ("bid", "trump", "discard", "play")
 _BASES = np.array([TRUMP_ACTION_BASE, DISCARD_ACTION_BASE, PLAY_ACTION_BASE])
 _BID_NAMES = (("pass", bid_action(0)), ("2", bid_action(2)), ("3", bid_action(3)), ("4", bid_action(4)))
+
+
+def tally_contracts(stats: dict[str, Any], vg: Any, scored: np.ndarray, mine: np.ndarray) -> None:
+    """Add the contracts of the hands ``scored`` (lane indices of a ``VectorGame`` whose hand was just scored)
+    that a learner seat won (``mine``, a boolean per hand) to ``stats``: ``contracts``, ``made``,
+    ``contract_sum`` and, per level k, ``contracts_<k>`` and ``made_<k>``."""
+    if not mine.any():
+        return
+    lanes = scored[mine]
+    level = vg.hand_contract[lanes].astype(np.int64)
+    made = vg.hand_made[lanes].astype(bool)
+    stats["contracts"] = stats.get("contracts", 0) + int(lanes.size)
+    stats["made"] = stats.get("made", 0) + int(made.sum())
+    stats["contract_sum"] = stats.get("contract_sum", 0) + int(level.sum())
+    for k in np.unique(level).tolist():
+        at = level == k
+        stats[f"contracts_{k}"] = stats.get(f"contracts_{k}", 0) + int(at.sum())
+        stats[f"made_{k}"] = stats.get(f"made_{k}", 0) + int(made[at].sum())
+
+
+def contract_scalars(st: dict[str, Any]) -> dict[str, float]:
+    """The logged scalars of :func:`tally_contracts`'s counts (none without a contract)."""
+    if not st.get("contracts"):
+        return {}
+    out = {"bids/contract_success": st["made"] / st["contracts"],
+           "bids/avg_contract": st["contract_sum"] / st["contracts"]}
+    for k in (2, 3, 4):
+        if st.get(f"contracts_{k}"):
+            out[f"bids/made_at_{k}"] = st[f"made_{k}"] / st[f"contracts_{k}"]
+    return out
 
 
 def decision_type(act: np.ndarray) -> np.ndarray:

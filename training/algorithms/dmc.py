@@ -3,7 +3,7 @@
 Actors: ``n_envs`` lanes of a :class:`~smear_env.batched_table.BatchedTable` stepped together; every
 learner seat of every lane decides in one forward pass of the Q-network, epsilon-greedy
 (``algorithm.epsilon``: a uniformly random legal action with that probability, else the legal action of
-highest Q). The opponent team
+highest Q; ``algorithm.bid_epsilon``, when set, is that probability at bid decisions). The opponent team
 of each game is drawn from ``selfplay.opponents``: ``self`` (the learner in all four seats: every seat's
 decisions are training data), ``heuristic`` or ``random`` (the batched agents, run by the table itself).
 
@@ -34,7 +34,7 @@ from smear_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
 from smear_env.agents.batched import BatchedRandomAgent
 from smear_env.agents.heuristic_batched import BatchedHeuristicAgent
 from smear_env.batched_table import LEARNER as LEARNER_KEY
-from smear_env.batched_table import BatchedTable
+from smear_env.batched_table import BatchedStep, BatchedTable
 from smear_env.observation import OBS_SIZE
 from smear_env.table import TableOptions
 from smear_env.vector import random_actions
@@ -42,7 +42,7 @@ from smear_env.vector import random_actions
 from ..config import ConfigError, TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, OpponentPool
-from .decision_stats import TypeMeans, batch_stats, decision_type, q_spread
+from .decision_stats import TypeMeans, batch_stats, contract_scalars, decision_type, q_spread, tally_contracts
 from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
@@ -83,7 +83,9 @@ class DMCTrainer(OwnPolicyTrainer):
         self.learner_team = np.zeros(n, dtype=np.int64)
         players = [LEARNER_KEY, BatchedHeuristicAgent(self.rules), BatchedRandomAgent()]
         self.table = BatchedTable(n, players, np.zeros(4, dtype=np.int64), self.rules, opts,
-                                  seed=int(self.rng.integers(2**62)), on_new_games=self._seat_games)
+                                  seed=int(self.rng.integers(2**62)), on_new_games=self._seat_games,
+                                  on_step=self._on_step)
+        self._contracts: dict[str, int] = {}
         self.cum = np.zeros((n, 4), dtype=np.float64)  # rewards of each seat in the lane's open episode
         cap = self.cfg.algorithm.n_steps * n + 64 * n
         self.buf = {k: np.zeros((cap, *s), dtype=d) for k, s, d in (
@@ -104,16 +106,29 @@ class DMCTrainer(OwnPolicyTrainer):
         self.lane_kind[lanes] = kinds
         self.learner_team[lanes] = team
 
+    def _on_step(self, table: BatchedTable, st: BatchedStep) -> None:
+        """Contracts won by learner seats in the hands scored in this step (``bids/*`` scalars)."""
+        scored = np.flatnonzero(st.result.hand_over)
+        if scored.size:
+            mine = table.is_learner[table.seating[scored, table.vg.hand_bidder[scored]]]
+            tally_contracts(self._contracts, table.vg, scored, mine)
+
     @torch.no_grad()
     def q_values(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, 72) Q-values, illegal actions at -1e9."""
         return self.policy.logits(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
 
-    def act(self, obs: np.ndarray, mask: np.ndarray, epsilon: float) -> np.ndarray:
-        """Epsilon-greedy actions for (B, 493) / (B, 72)."""
+    def act(self, obs: np.ndarray, mask: np.ndarray, epsilon: float,
+            bid_epsilon: float | None = None) -> np.ndarray:
+        """Epsilon-greedy actions for (B, 493) / (B, 72); ``bid_epsilon`` (None: ``epsilon``) at bid decisions
+        (a bid decision is one whose legal actions are bids)."""
         a = np.argmax(self.q_values(obs, mask), axis=1)
-        if epsilon > 0:
-            explore = self.rng.random(len(a)) < epsilon
+        if bid_epsilon is not None and bid_epsilon != epsilon:
+            p = np.where(mask[:, :TRUMP_ACTION_BASE].any(axis=1), bid_epsilon, epsilon)
+        else:
+            p = epsilon
+        if np.any(p > 0):
+            explore = self.rng.random(len(a)) < p
             if explore.any():
                 a[explore] = random_actions(mask[explore], self.rng)
         return a
@@ -136,12 +151,13 @@ class DMCTrainer(OwnPolicyTrainer):
         st: dict[str, int] = {}
         lanes = np.arange(self.cfg.n_envs)
         done_n = 0
-        eps = self.cfg.algorithm.epsilon
+        eps, bid_eps = self.cfg.algorithm.epsilon, self.cfg.algorithm.bid_epsilon
         bids = np.zeros(4, dtype=np.int64)
+        self._contracts = {}
         b = self.buf
         while done_n < target:
             obs, mask, seat = self.obs, self.mask, self.seat
-            a = self.act(obs, mask, eps)
+            a = self.act(obs, mask, eps, bid_eps)
             bids += np.bincount(a[a < TRUMP_ACTION_BASE], minlength=4)[:4]
             self._store(obs=obs, mask=mask, act=a, lane=lanes, seat=seat, ep=self.ep_of,
                         base=self.cum[lanes, seat], ret=np.full(len(a), np.nan))
@@ -186,6 +202,7 @@ class DMCTrainer(OwnPolicyTrainer):
         n_bids = max(1, int(bids.sum()))
         self._stats = {f"train/bid_share_{name}": float(bids[i] / n_bids)
                        for i, name in enumerate(("pass", "2", "3", "4"))}
+        self._stats.update(contract_scalars(self._contracts))
         for name in ("heuristic", "random"):
             if st.get(f"win_{name}_n"):
                 self._stats[f"train/win_rate_vs_{name}"] = st[f"win_{name}"] / st[f"win_{name}_n"]

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .decision_stats import TypeMeans, batch_stats, decision_type
+from .decision_stats import TypeMeans, batch_stats, contract_scalars, decision_type
 from .ppo_config import PPOConfig
 
 
@@ -128,9 +128,7 @@ def rollout_stats(st: dict[str, Any]) -> dict[str, float]:
     """The logged scalars of a PPO trainer's collection statistics (bids, contracts, score difference per
     hand and win rates against the pool's opponents)."""
     out = {"bids/bid_rate": st.get("bid_rate", 0.0), "bids/avg_bid": st.get("avg_bid", 0.0)}
-    if st.get("contracts"):
-        out["bids/contract_success"] = st["made"] / st["contracts"]
-        out["bids/avg_contract"] = st["contract_sum"] / st["contracts"]
+    out.update(contract_scalars(st))
     if st.get("score_diff_n"):
         out["train/score_diff_per_hand"] = st["score_diff_sum"] / st["score_diff_n"]
     for k in list(st):

@@ -52,6 +52,7 @@ from smear_env.vector import VectorGame
 from ..config import TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
+from .decision_stats import tally_contracts
 from .ppo_update import PPOUpdate, ppo_iteration
 from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
@@ -190,11 +191,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
             vg = table.vg
             bidder = vg.hand_bidder[scored]
             mine = table.is_learner[table.seating[scored, bidder]]
-            if mine.any():
-                stats["contracts"] = stats.get("contracts", 0) + int(mine.sum())
-                stats["made"] = stats.get("made", 0) + int(vg.hand_made[scored[mine]].sum())
-                contracts = int(vg.hand_contract[scored[mine]].sum())
-                stats["contract_sum"] = stats.get("contract_sum", 0) + contracts
+            tally_contracts(stats, vg, scored, mine)
             vs = scored[self.lane_opp[scored] >= 0]
             if vs.size:
                 t = self.learner_team[vs]
