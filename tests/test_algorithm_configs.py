@@ -120,7 +120,7 @@ def test_every_number_field_has_bounds_and_every_field_a_doc_in_help():
                 assert C.bound_of(cls, f.name) is not None, f"{name}: algorithm.{f.name} has no bounds"
                 assert f"[{C.bound_text(cls, f.name)}]" in text
     assert "algorithm.epsilon: float = 0.05 [a number in [0, 1]]" in text
-    assert "Supports: network.suit_canonical; selfplay.opponents: self, heuristic, random." in text
+    assert "Supports: network.suit_canonical; selfplay.opponents: self or any agent spec." in text
 
 
 def test_validate_names_no_algorithm():
@@ -182,8 +182,8 @@ def test_what_an_algorithm_does_not_support_names_the_ones_that_do():
          "config key 'imitation.teacher': algorithm 'dmc' does not support it (allowed with: 'ppo', "
          "'maskable_ppo', 'vector_ppo', 'rllib_ppo'); set imitation.teacher: null"),
         (["algorithm.name=dmc", "selfplay.opponents={self: 0.5, snapshot: 0.5}"],
-         "config key 'selfplay.opponents': 'snapshot' not available with algorithm 'dmc' (allowed: 'self', "
-         "'heuristic', 'random')"),
+         "config key 'selfplay.opponents.snapshot': algorithm 'dmc' does not support it (allowed with: "
+         "'ppo', 'maskable_ppo', 'vector_ppo', 'rllib_ppo')"),
         (["algorithm.name=rllib_ppo", "init_from=default"],
          "config key 'init_from': algorithm 'rllib_ppo' does not support it (allowed with: 'ppo', "
          "'vector_ppo')"),

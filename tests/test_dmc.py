@@ -106,9 +106,40 @@ def test_dmc_checkpoint_plays_argmax_q(tmp_path):
         vg.step(a)
 
 
+def test_dmc_seats_any_agent_spec_as_the_opposing_team(tmp_path):
+    """A checkpoint and the passer as opponents: one table player each, in both seats of the other team, never
+    the learner's partner; their games are the only ones (no self-play lanes) and each gets its win rate."""
+    import torch
+
+    from training.algorithms.dmc import DMCTrainer
+
+    torch.manual_seed(0)  # (the network's initial weights; smear-train seeds torch the same way)
+    # (--set merges into the file's opponents: the file's three at probability 0, never drawn nor seated)
+    tr = _trainer("selfplay.opponents={self: 0, heuristic: 0, random: 0, default: 0.5, passer: 0.5}")
+    assert tr.opponent_specs == ["default", "passer"]
+    assert [getattr(p, "name", p) for p in tr.table.players[1:]] == ["default", "passer"]
+    m = tr.iterate()
+    assert set(np.unique(tr.lane_kind).tolist()) <= {1, 2}
+    seating = tr.table.seating
+    team = tr.learner_team
+    ar = np.arange(len(team))
+    assert (seating[ar, team] == 0).all() and (seating[ar, team + 2] == 0).all()  # the learner's team
+    assert (seating[ar, 1 - team] == tr.lane_kind).all() and (seating[ar, 3 - team] == tr.lane_kind).all()
+    assert {k for k in m if k.startswith("train/win_rate_vs_")} <= {"train/win_rate_vs_default",
+                                                                   "train/win_rate_vs_passer"}
+    cfg = tr.cfg
+    torch.manual_seed(0)
+    again = DMCTrainer(cfg, np.random.default_rng(5))  # the same seed: the same games and updates
+    again.iterate()
+    for (k, v), (k2, v2) in zip(tr.policy_state().items(), again.policy_state().items(), strict=True):
+        assert k == k2 and np.array_equal(np.asarray(v), np.asarray(v2)), k
+
+
 def test_dmc_rejects_opponents_and_warm_starts_it_cannot_use():
-    with pytest.raises(ConfigError, match="'snapshot' not available with algorithm 'dmc'"):
+    with pytest.raises(ConfigError, match="'selfplay.opponents.snapshot': algorithm 'dmc' does not support"):
         _trainer("selfplay.opponents={self: 0.5, snapshot: 0.5}")
+    with pytest.raises(ConfigError, match="unknown agent spec 'nosuchagent'"):
+        _trainer("selfplay.opponents={self: 0.5, nosuchagent: 0.5}")
     with pytest.raises(ConfigError, match="imitation.teacher"):
         _trainer("imitation.teacher=heuristic")
     with pytest.raises(ConfigError, match="algorithm.epsilon"):

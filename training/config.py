@@ -561,6 +561,8 @@ def validate(cfg: TrainConfig) -> TrainConfig:
             raise ConfigError(f"config key 'selfplay.opponents.{k}': probability {p} is negative")
     if sum(cfg.selfplay.opponents.values()) <= 0:
         raise ConfigError("config key 'selfplay.opponents': probabilities sum to 0")
+    if cfg.selfplay.opponents.get("snapshot", 0) > 0 and not alg.supports_snapshot:
+        raise _unsupported("selfplay.opponents.snapshot", name, "supports_snapshot")
     if alg.opponents is not None:
         bad = [k for k, p in cfg.selfplay.opponents.items() if k not in alg.opponents and p > 0]
         if bad:
@@ -827,7 +829,10 @@ _FLAGS = (("network.suit_canonical", "supports_suit_canonical"),
 def _supports_text(cls: type[AlgorithmConfig]) -> str:
     """What an algorithm supports of the rest of the config, from its config class's flags."""
     keys = [key for key, flag in _FLAGS if getattr(cls, flag)]
-    opp = "self, snapshot or any agent spec" if cls.opponents is None else ", ".join(cls.opponents)
+    if cls.opponents is not None:
+        opp = ", ".join(cls.opponents)
+    else:
+        opp = "self, snapshot or any agent spec" if cls.supports_snapshot else "self or any agent spec"
     keys_text = ", ".join(keys) or "none of " + ", ".join(k for k, _ in _FLAGS)
     return f"Supports: {keys_text}; selfplay.opponents: {opp}."
 

@@ -98,9 +98,11 @@ class AlgorithmConfig:
     """init_from (start from a checkpoint's policy) may be set."""
     supports_imitation: ClassVar[bool] = True
     """imitation.teacher (the behaviour-cloning warm start) may be set."""
+    supports_snapshot: ClassVar[bool] = True
+    """selfplay.opponents may draw "snapshot" (a pool of the learner's past selves)."""
     opponents: ClassVar[tuple[str, ...] | None] = None
-    """The selfplay.opponents keys it can seat with a probability > 0 (None: "self", "snapshot" and any agent
-    spec)."""
+    """The selfplay.opponents keys it can seat with a probability > 0 (None: "self", any agent spec and, with
+    supports_snapshot, "snapshot")."""
     bounds: ClassVar[dict[str, Bound]] = {}
     """Field name -> its bounds, for the number fields this class declares (a subclass adds its own; see
     :func:`bounds_of`)."""

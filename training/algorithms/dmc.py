@@ -5,7 +5,10 @@ learner seat of every lane decides in one forward pass of the Q-network, epsilon
 (``algorithm.epsilon``: a uniformly random legal action with that probability, else the legal action of
 highest Q; ``algorithm.bid_epsilon``, when set, is that probability at bid decisions). The opponent team
 of each game is drawn from ``selfplay.opponents``: ``self`` (the learner in all four seats: every seat's
-decisions are training data), ``heuristic`` or ``random`` (the batched agents, run by the table itself).
+decisions are training data) or any agent spec of :func:`smear_env.agents.batched.make_batched_agent`
+(``heuristic``, ``random``, a checkpoint or shipped agent, ``passer``: vectorised; ``pimc`` and ``cmd:`` bots
+row by row), run by the table itself in both seats of the other team. (No ``snapshot``: dmc keeps no pool of
+its past selves.) ``smear-exploit --algorithm dmc`` trains a best response this way.
 
 Targets: the return of a decision is the sum of the rewards its seat earns from that decision to the end of
 its episode (no discount, no bootstrapping), in the table's meaning of ``env`` (:mod:`smear_env.table`):
@@ -31,8 +34,7 @@ import numpy as np
 import torch
 
 from smear_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
-from smear_env.agents.batched import BatchedRandomAgent
-from smear_env.agents.heuristic_batched import BatchedHeuristicAgent
+from smear_env.agents.batched import make_batched_agent
 from smear_env.batched_table import LEARNER as LEARNER_KEY
 from smear_env.batched_table import BatchedStep, BatchedTable
 from smear_env.observation import OBS_SIZE
@@ -46,8 +48,7 @@ from .decision_stats import TypeMeans, batch_stats, contract_scalars, decision_t
 from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
-LEARNER, HEUR, RANDOM = 0, 1, 2  # player indices at the table
-_KIND = {SELF: LEARNER, "heuristic": HEUR, "random": RANDOM}
+LEARNER = 0  # the learner's player index at the table; the opponents follow, in the pool's order
 MAX_HANDS = 200
 
 
@@ -67,8 +68,12 @@ class DMCTrainer(OwnPolicyTrainer):
                                   suit_canonical=net.suit_canonical)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.algorithm.learning_rate)
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
-        # (a key it cannot seat has probability 0, checked by validation: never drawn)
-        self._codes = np.array([_KIND.get(k, LEARNER) for k in self.pool.names], dtype=np.int64)
+        # table players: the learner, then one batched agent per opponent spec the pool can draw; _codes maps
+        # the pool's entries to them (self-play and probability-0 entries to the learner: never drawn)
+        self.opponent_specs = [k for k, p in zip(self.pool.names, self.pool.probs, strict=True)
+                               if k != SELF and p > 0]
+        self._codes = np.array([1 + self.opponent_specs.index(k) if k in self.opponent_specs else LEARNER
+                                for k in self.pool.names], dtype=np.int64)
         self.step = 0
         self.updates = 0
         self._start_table()
@@ -81,7 +86,7 @@ class DMCTrainer(OwnPolicyTrainer):
                             max_hands=MAX_HANDS, score_scale=env.score_scale, win_bonus=env.win_bonus)
         self.lane_kind = np.zeros(n, dtype=np.int64)
         self.learner_team = np.zeros(n, dtype=np.int64)
-        players = [LEARNER_KEY, BatchedHeuristicAgent(self.rules), BatchedRandomAgent()]
+        players = [LEARNER_KEY, *(make_batched_agent(k, self.rules) for k in self.opponent_specs)]
         self.table = BatchedTable(n, players, np.zeros(4, dtype=np.int64), self.rules, opts,
                                   seed=int(self.rng.integers(2**62)), on_new_games=self._seat_games,
                                   on_step=self._on_step)
@@ -183,7 +188,7 @@ class DMCTrainer(OwnPolicyTrainer):
             self.ep_of[ended] = self._next_ep + np.arange(k)
             self._next_ep += k
             over = np.flatnonzero(info["game_over"])
-            for code, name in ((HEUR, "heuristic"), (RANDOM, "random")):
+            for code, name in enumerate(self.opponent_specs, start=1):
                 sel = over[kind[over] == code]
                 if sel.size:
                     won = int((info["winner"][sel] == team[sel]).sum())
@@ -203,7 +208,7 @@ class DMCTrainer(OwnPolicyTrainer):
         self._stats = {f"train/bid_share_{name}": float(bids[i] / n_bids)
                        for i, name in enumerate(("pass", "2", "3", "4"))}
         self._stats.update(contract_scalars(self._contracts))
-        for name in ("heuristic", "random"):
+        for name in self.opponent_specs:
             if st.get(f"win_{name}_n"):
                 self._stats[f"train/win_rate_vs_{name}"] = st[f"win_{name}"] / st[f"win_{name}_n"]
         return batch
@@ -257,7 +262,7 @@ class DMCTrainer(OwnPolicyTrainer):
 
     # ------------------------------------------------------------------ protocol (the rest: OwnPolicyTrainer)
     def add_snapshot(self) -> None:
-        """dmc keeps no snapshot pool (its opponents are itself, the heuristic and random): nothing to do."""
+        """dmc keeps no snapshot pool (its opponents are itself and fixed agents): nothing to do."""
 
     def warm_start_policy(self) -> SmearPolicy:
         raise ConfigError("algorithm 'dmc' has no imitation warm start (set imitation.teacher: null)")

@@ -7,15 +7,13 @@ from typing import ClassVar
 
 from .config_base import Bound, UpdateConfig
 
-DMC_OPPONENTS = ("self", "heuristic", "random")
-"""Opponent teams dmc can seat (``selfplay.opponents`` keys with probability > 0)."""
-
 
 @dataclass
 class DMCConfig(UpdateConfig):
     """Deep Monte-Carlo: Q over the 72 masked actions regressed on each decision's Monte-Carlo return,
     epsilon-greedy actors on the batched table (smear_env.batched_table); saved with Q as the logits. No
-    imitation warm start (it learns action values, not a policy to clone into)."""
+    imitation warm start (it learns action values, not a policy to clone into). Opponents: itself ("self") or
+    any agent spec, no "snapshot"."""
 
     name: str = "dmc"
     anneal_lr: bool = True
@@ -30,5 +28,5 @@ class DMCConfig(UpdateConfig):
 
     supports_suit_canonical = True
     supports_imitation = False
-    opponents = DMC_OPPONENTS
+    supports_snapshot = False  # no pool of its past selves: "self" and any agent spec
     bounds: ClassVar[dict[str, Bound]] = {"epsilon": Bound(0.0, 1.0), "bid_epsilon": Bound(0.0, 1.0)}
