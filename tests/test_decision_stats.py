@@ -65,14 +65,21 @@ def test_train_log_averager_means_since_the_last_flush():
 
 
 def test_contracts_are_tallied_per_level_for_the_learner_bidders_only():
-    class VG:  # the two fields tally_contracts reads, 6 lanes
+    class VG:  # the fields tally_contracts reads, 6 lanes; the bidder of every hand is seat 1
         hand_contract = np.array([2, 3, 3, 4, 2, 3])
         hand_made = np.array([True, True, False, False, False, True])
+        hand_bidder = np.ones(6, dtype=np.int64)
+
+    class Table:  # table player of each seat; player 0 is the learner
+        vg = VG
+        is_learner = np.array([True, False])
+        seating = np.zeros((6, 4), dtype=np.int64)
+        seating[4, 1] = 1  # lane 4: the bidder is not a learner's seat
 
     st: dict = {}
     scored = np.array([0, 1, 2, 3, 4])  # lane 5's hand was not scored in this step
-    tally_contracts(st, VG, scored, np.array([True, True, True, True, False]))  # lane 4: not a learner's
-    tally_contracts(st, VG, scored[:0], np.zeros(0, dtype=bool))  # nothing scored: nothing added
+    tally_contracts(st, Table, scored)
+    tally_contracts(st, Table, scored[:0])  # nothing scored: nothing added
     assert st == {"contracts": 4, "made": 2, "contract_sum": 12, "contracts_2": 1, "made_2": 1,
                   "contracts_3": 2, "made_3": 1, "contracts_4": 1, "made_4": 0}
     assert contract_scalars(st) == {"bids/contract_success": 0.5, "bids/avg_contract": 3.0,

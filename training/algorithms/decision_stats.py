@@ -43,10 +43,13 @@ _BASES = np.array([TRUMP_ACTION_BASE, DISCARD_ACTION_BASE, PLAY_ACTION_BASE])
 _BID_NAMES = (("pass", bid_action(0)), ("2", bid_action(2)), ("3", bid_action(3)), ("4", bid_action(4)))
 
 
-def tally_contracts(stats: dict[str, Any], vg: Any, scored: np.ndarray, mine: np.ndarray) -> None:
-    """Add the contracts of the hands ``scored`` (lane indices of a ``VectorGame`` whose hand was just scored)
-    that a learner seat won (``mine``, a boolean per hand) to ``stats``: ``contracts``, ``made``,
-    ``contract_sum`` and, per level k, ``contracts_<k>`` and ``made_<k>``."""
+def tally_contracts(stats: dict[str, Any], table: Any, scored: np.ndarray) -> None:
+    """Add the contracts of the hands ``scored`` (lane indices of a
+    :class:`~smear_env.batched_table.BatchedTable` whose hand was just scored) that a learner seat won to
+    ``stats``: ``contracts``, ``made``, ``contract_sum`` and, per level k, ``contracts_<k>`` and
+    ``made_<k>``."""
+    vg = table.vg
+    mine = table.is_learner[table.seating[scored, vg.hand_bidder[scored]]]
     if not mine.any():
         return
     lanes = scored[mine]

@@ -115,8 +115,7 @@ class DMCTrainer(OwnPolicyTrainer):
         """Contracts won by learner seats in the hands scored in this step (``bids/*`` scalars)."""
         scored = np.flatnonzero(st.result.hand_over)
         if scored.size:
-            mine = table.is_learner[table.seating[scored, table.vg.hand_bidder[scored]]]
-            tally_contracts(self._contracts, table.vg, scored, mine)
+            tally_contracts(self._contracts, table, scored)
 
     @torch.no_grad()
     def q_values(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -188,10 +188,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         scored = np.flatnonzero(res.hand_over)
         if scored.size:
             stats["hands"] = stats.get("hands", 0) + int(scored.size)
-            vg = table.vg
-            bidder = vg.hand_bidder[scored]
-            mine = table.is_learner[table.seating[scored, bidder]]
-            tally_contracts(stats, vg, scored, mine)
+            tally_contracts(stats, table, scored)
             vs = scored[self.lane_opp[scored] >= 0]
             if vs.size:
                 t = self.learner_team[vs]
