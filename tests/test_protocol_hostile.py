@@ -241,3 +241,39 @@ def test_item6_smear_eval_sends_quit_and_no_bot_survives_even_one_ignoring_it(tm
     assert len(bots) in {2 * w for w in range(1, workers + 1)} and sorted(quits) == sorted(bots)
     _check_common(run, spec)
     assert len(run.records) == 4
+
+
+_SIGTERM_WHILE_LOCKED = """
+import os, signal, sys, time
+from smear_env.agents import supervisor
+from smear_env.evaluation import pairs
+bot = supervisor.BotProcess([sys.executable, "-c", "import sys, time; sys.stdin.read(); time.sleep(3600)"])
+print(bot.proc.pid, flush=True)
+signal.signal(signal.SIGTERM, pairs._worker_sigterm)
+lock = supervisor._LIVE_LOCK if sys.argv[1] == "live" else bot._signal_lock
+with lock:  # where the main thread is when Pool.terminate() interrupts finish_close or kill_group
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(30)
+sys.exit(7)
+"""
+
+
+@pytest.mark.parametrize("lock", ["live", "signal"])
+def test_worker_sigterm_while_the_main_thread_holds_a_supervisor_lock_still_exits(lock):
+    """A match worker's SIGTERM handler closes every live bot in the thread the signal interrupted. If that
+    thread held a supervisor lock (closing a bot at the worker's normal exit, when ``Pool.terminate()``
+    comes), the handler must not wait for it: the worker exits at once (code 0) and its bot is gone. With
+    plain locks the worker hung and ``smear-eval --workers 2`` with it."""
+    p = subprocess.Popen([PY, "-c", _SIGTERM_WHILE_LOCKED, lock], cwd=ROOT, stdout=subprocess.PIPE,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
+    try:
+        bot_pid = int(p.stdout.readline())
+        rc = p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        pytest.fail("the SIGTERM handler waited for a lock its own thread holds")
+    finally:
+        p.stdout.close()
+    assert rc == 0
+    assert _survivors({bot_pid}, {bot_pid}) == []

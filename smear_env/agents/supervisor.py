@@ -48,7 +48,10 @@ _TOO_LONG = f"wrote a line longer than {MAX_LINE} bytes (an answer is one short 
 _TOO_MUCH = f"wrote more than {MAX_LINE} bytes to stdout at once (an answer is one short JSON line)"
 
 _LIVE: weakref.WeakSet[BotProcess] = weakref.WeakSet()
-_LIVE_LOCK = threading.Lock()
+_LIVE_LOCK = threading.RLock()
+# Both locks are re-entrant: a worker's SIGTERM handler (smear_env.evaluation.pairs._worker_sigterm) closes
+# every live bot in the main thread, which the signal may have interrupted while it held one of them (a plain
+# Lock would then wait for itself forever: the host hangs).
 
 
 class BotIOError(Exception):
@@ -115,7 +118,7 @@ class BotProcess:
         self._reaped = False
         self._cancelled = False
         self._closed = False
-        self._signal_lock = threading.Lock()
+        self._signal_lock = threading.RLock()  # re-entrant: see _LIVE_LOCK
 
     # ------------------------------------------------------------------ state
     @property

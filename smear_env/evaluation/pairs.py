@@ -134,8 +134,18 @@ _WORKER: _PairRunner | None = None
 
 
 def _close_worker() -> None:
-    if _WORKER is not None:
+    """Close the worker's bots at its normal exit. SIGTERM (``Pool.terminate()`` reaches a worker that is
+    already ending) waits until the bots are closed, instead of starting a second close inside the first."""
+    if _WORKER is None:
+        return
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
         _WORKER.close()
+    finally:
+        if blocked:  # a SIGTERM that came meanwhile runs its handler now: nothing left to close, exit
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def _worker_sigterm(signum: int, frame: Any) -> None:
