@@ -2,26 +2,25 @@
 driven by the same config as the native trainers. Needs ``pip install "smear-rl[rllib]"``.
 
 Self-play: one masked policy (RLlib's ``ActionMaskingTorchRLModule``) plays all four seats, so every decision
-of every game is a learner decision (``step`` counts them, as the native ``ppo``); ``selfplay.opponents`` and
-snapshots are not used. Games are played by ``ray.num_env_runners`` Ray actors (``n_envs`` games split among
-them) on a local Ray started for the run or on the cluster at ``ray.address``.
+of every game is a learner decision (``step`` counts them, as the native ``ppo``); ``selfplay.opponents`` must
+be ``{self: ...}`` (other opponents, snapshots and ``imitation.teacher`` are refused by the config check).
+Games are played by ``ray.num_env_runners`` Ray actors (``n_envs`` games split among them) on a local Ray
+started for the run or on the cluster at ``ray.address``.
 
 Config mapping: ``n_steps * n_envs`` decisions per update (``train_batch_size_per_learner``), ``batch_size``
 (minibatch), ``n_epochs``, ``learning_rate`` (linear decay to 5% with ``anneal_lr``), ``ent_coef`` ->
 ``ent_coef_final``, ``gamma``, ``gae_lambda``, ``clip_range``, ``vf_coef``, ``max_grad_norm``; no KL penalty
-(as the native PPO; ``target_kl`` has no RLlib counterpart and is not used); ``env.win_bonus`` is not used.
-Rewards: ``env.reward="score"`` times ``env.score_scale`` (as the native trainers); observations are scaled
+(as the native PPO; ``target_kl`` has no RLlib counterpart and is not a key here); ``env.win_bonus`` must be
+0. Rewards: ``env.reward="score"`` times ``env.score_scale`` (as the native trainers); observations are scaled
 by :func:`training.policy.obs_scale` in the env, which is exactly what :class:`~training.policy.SmearPolicy`
 does inside, so the RLlib module converts to a SmearPolicy by renaming its tensors
-(:func:`to_smear_state_dict`): every checkpoint in the run folder is a project checkpoint that
-``smear-eval`` plays. RLlib's own checkpoint (optimizer, env-runner state; RLlib writes it with pickle, so
-it is for resuming this run only, not for sharing) is written next to it, ``<run dir>/rllib/``, for
-``--resume``.
+(:func:`to_smear_state_dict`): every checkpoint in the run folder is a project checkpoint that ``smear-eval``
+plays. RLlib's own checkpoint (optimizer, env-runner state; RLlib writes it with pickle, so it is for resuming
+this run only, not for sharing) is written next to it, ``<run dir>/rllib/``, for ``--resume``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +79,6 @@ class RLlibPPOTrainer(ForeignModelPolicy):
         from smear_env.integrations.rllib import ppo_config
 
         net, a = cfg.network, cfg.algorithm  # network.activation: checked by RLlibPPOConfig.validate
-        others = sorted(k for k, p in cfg.selfplay.opponents.items() if k != "self" and p > 0)
-        if others:
-            print(f"rllib_ppo: the learning policy plays all four seats (self-play); selfplay.opponents "
-                  f"{', '.join(others)} are not used", file=sys.stderr)
         self.cfg = cfg
         self.rng = rng
         self.run_dir: Path | None = None  # set by the caller; RLlib's checkpoint goes to <run_dir>/rllib

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from .config_base import ConfigError
 from .ppo_config import PPOHyperparameters
@@ -17,17 +17,25 @@ ACTIVATIONS = ("relu", "tanh")
 
 @dataclass
 class RLlibPPOConfig(PPOHyperparameters):
-    """Ray RLlib's PPO, one masked policy shared by the four seats in self-play (selfplay.opponents other
-    than "self" are not used), sampling on Ray workers (the ray section); needs pip install
-    "smear-rl[rllib]"."""
+    """Ray RLlib's PPO, one masked policy shared by the four seats in self-play (selfplay.opponents must be
+    "self" only), sampling on Ray workers (the ray section); needs pip install "smear-rl[rllib]"."""
+
+    # What RLlib's PPO here does not do is refused, never ignored: other opponents, snapshots, a behaviour
+    # cloning warm start, a game-end bonus.
+    supports_imitation: ClassVar[bool] = False
+    supports_snapshot: ClassVar[bool] = False
+    opponents: ClassVar[tuple[str, ...] | None] = ("self",)
 
     name: str = "rllib_ppo"
     anneal_lr: bool = True
     """Decay the learning rate linearly to 5% of learning_rate at total_timesteps (RLlib's schedule)."""
 
     def validate(self, cfg: TrainConfig) -> None:
-        """network.activation must be one RLlib's MLP has."""
+        """network.activation must be one RLlib's MLP has; env.win_bonus (no counterpart here) must be 0."""
         super().validate(cfg)
+        if cfg.env.win_bonus != 0:
+            raise ConfigError(f"config key 'env.win_bonus': {cfg.env.win_bonus} is not available with "
+                              "rllib_ppo (no game-end bonus there); set env.win_bonus: 0")
         if cfg.network.activation not in ACTIVATIONS:
             raise ConfigError(f"config key 'network.activation': {cfg.network.activation!r} is not available "
                               f"with rllib_ppo; allowed values: {', '.join(map(repr, ACTIVATIONS))}")
