@@ -180,7 +180,7 @@ def test_what_an_algorithm_does_not_support_names_the_ones_that_do():
          "'ppo', 'vector_ppo', 'dmc')"),
         (["algorithm.name=dmc", "selfplay.opponents={self: 1}", "imitation.teacher=heuristic"],
          "config key 'imitation.teacher': algorithm 'dmc' does not support it (allowed with: 'ppo', "
-         "'maskable_ppo', 'vector_ppo'); set imitation.teacher: null"),
+         "'maskable_ppo', 'vector_ppo', 'rllib_ppo'); set imitation.teacher: null"),
         (["algorithm.name=dmc", "selfplay.opponents={self: 0.5, snapshot: 0.5}"],
          "config key 'selfplay.opponents.snapshot': algorithm 'dmc' does not support it (allowed with: "
          "'ppo', 'maskable_ppo', 'vector_ppo')"),
@@ -194,9 +194,6 @@ def test_what_an_algorithm_does_not_support_names_the_ones_that_do():
         (["algorithm.name=rllib_ppo", "selfplay.opponents={self: 0.5, snapshot: 0.5}"],
          "config key 'selfplay.opponents.snapshot': algorithm 'rllib_ppo' does not support it (allowed with: "
          "'ppo', 'maskable_ppo', 'vector_ppo')"),
-        (["algorithm.name=rllib_ppo", "selfplay.opponents={self: 1}", "imitation.teacher=heuristic"],
-         "config key 'imitation.teacher': algorithm 'rllib_ppo' does not support it (allowed with: 'ppo', "
-         "'maskable_ppo', 'vector_ppo'); set imitation.teacher: null"),
         (["algorithm.name=rllib_ppo", "selfplay.opponents={self: 1}", "env.episode=game", "env.win_bonus=1"],
          "config key 'env.win_bonus': 1.0 is not available with rllib_ppo (no game-end bonus there); set "
          "env.win_bonus: 0"),

@@ -3,9 +3,9 @@ driven by the same config as the native trainers. Needs ``pip install "smear-rl[
 
 Self-play: one masked policy (RLlib's ``ActionMaskingTorchRLModule``) plays all four seats, so every decision
 of every game is a learner decision (``step`` counts them, as the native ``ppo``); ``selfplay.opponents`` must
-be ``{self: ...}`` (other opponents, snapshots and ``imitation.teacher`` are refused by the config check).
-Games are played by ``ray.num_env_runners`` Ray actors (``n_envs`` games split among them) on a local Ray
-started for the run or on the cluster at ``ray.address``.
+be ``{self: ...}`` (other opponents and snapshots are refused by the config check; ``imitation.teacher``
+warm-starts it). Games are played by ``ray.num_env_runners`` Ray actors (``n_envs`` games split among them)
+on a local Ray started for the run or on the cluster at ``ray.address``.
 
 Config mapping: ``n_steps * n_envs`` decisions per update (``train_batch_size_per_learner``), ``batch_size``
 (minibatch), ``n_epochs``, ``learning_rate`` (linear decay to 5% with ``anneal_lr``), ``ent_coef`` ->

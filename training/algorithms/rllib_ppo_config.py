@@ -20,9 +20,8 @@ class RLlibPPOConfig(PPOHyperparameters):
     """Ray RLlib's PPO, one masked policy shared by the four seats in self-play (selfplay.opponents must be
     "self" only), sampling on Ray workers (the ray section); needs pip install "smear-rl[rllib]"."""
 
-    # What RLlib's PPO here does not do is refused, never ignored: other opponents, snapshots, a behaviour
-    # cloning warm start, a game-end bonus.
-    supports_imitation: ClassVar[bool] = False
+    # What RLlib's PPO here does not do is refused, never ignored: other opponents, snapshots, a game-end
+    # bonus. (imitation.teacher works: the run's warm start clones into a SmearPolicy, copied into RLlib.)
     supports_snapshot: ClassVar[bool] = False
     opponents: ClassVar[tuple[str, ...] | None] = ("self",)
 
