@@ -1,8 +1,8 @@
 """Learning speed: each trainer for the same CPU time; greedy win rate against ``heuristic`` over CPU minutes.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/learning_curves.py [--minutes 3] [--points 3] [--games 2000]
-        [--trainers dmc,vector_ppo,maskable_ppo] [--jobs 1] [--seed 9100] [--out runs/learning_curves]
-        [--png docs/learning-curves.png] [--table docs/learning-curves.md]
+        [--trainers dmc,vector_ppo,maskable_ppo,rllib_ppo] [--jobs 1] [--seed 9100]
+        [--out runs/learning_curves] [--png docs/learning-curves.png] [--table docs/learning-curves.md]
 
 Every trainer starts from scratch (no imitation) and trains in its own process (``--jobs`` at a time) for
 ``--minutes`` of *CPU time of that process* (``time.process_time``: training only, evaluations excluded; torch
@@ -18,7 +18,12 @@ Trainers (configs as shipped, no tuning to this benchmark):
   scaled to the budget (0.5M decisions per CPU minute, the rate of the 1-hour ``scratch`` run) so its
   learning-rate and entropy schedules run their course;
 * ``maskable_ppo`` -- sb3-contrib's MaskablePPO on the single-seat env (``smear_env.single_seat``; 8 envs in a
-  DummyVecEnv, the scratch opponent mix), the reference line.
+  DummyVecEnv, the scratch opponent mix), the reference line;
+* ``rllib_ppo`` -- Ray RLlib's PPO, ``configs/rllib_ppo.yaml`` (self-play), ``total_timesteps`` scaled as
+  ``vector_ppo``'s, with no Ray env-runner actors and no remote learner (``ray.num_env_runners=0``): sampling
+  and learning both run in the trainer's process, so its CPU time is what is counted (Ray's own daemons are
+  not). It runs in the RLlib venv, ``.venv-rllib/bin/python`` (``make test-rllib`` builds it; ray pins
+  another gymnasium), and is skipped with a message when that venv is absent.
 
 Writes ``<out>/<trainer>.json`` (the curve), the PNG and the markdown table (win rate [95% CI] at each point,
 decisions trained, decisions per CPU second). Default budgets (3 trainers x 3 CPU minutes + 9 evaluations of
@@ -38,7 +43,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TRAINERS = ("dmc", "vector_ppo", "maskable_ppo")
+TRAINERS = ("dmc", "vector_ppo", "maskable_ppo", "rllib_ppo")
+RLLIB_PYTHON = ROOT / ".venv-rllib" / "bin" / "python"
+"""The interpreter ``rllib_ppo`` runs in (the other trainers: this one)."""
 DECISIONS_PER_CPU_MINUTE = 500_000  # scratch: 29.7M learner decisions in its hour
 
 
@@ -59,7 +66,19 @@ def trainer_config(name: str, minutes: float, seed: int) -> Any:
             "algorithm.name=maskable_ppo", f"seed={seed}", "n_envs=8", f"total_timesteps={total}",
             "selfplay.opponents={self: 0.3, snapshot: 0.1, heuristic: 0.5, random: 0.1}",
             "env.episode=hand", "env.reward=score", "env.score_scale=0.25"])
+    if name == "rllib_ppo":
+        total = int(max(1.0, minutes) * DECISIONS_PER_CPU_MINUTE)
+        return load_config(ROOT / "configs" / "rllib_ppo.yaml", [
+            f"seed={seed}", "time_limit=null", f"total_timesteps={total}", "ray.num_env_runners=0",
+            "ray.num_cpus=1", "eval.interval=0"])
     raise ValueError(f"unknown trainer {name!r}; valid trainers: {', '.join(TRAINERS)}")
+
+
+def interpreter(name: str) -> Path | None:
+    """The Python that runs trainer ``name``; None when it is not installed (rllib_ppo without its venv)."""
+    if name == "rllib_ppo":
+        return RLLIB_PYTHON if RLLIB_PYTHON.is_file() else None
+    return Path(sys.executable)
 
 
 def run_one(name: str, minutes: float, points: int, games: int, seed: int, train_seed: int,
@@ -231,7 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         while pending or running:
             while pending and len(running) < args.jobs:
                 t = pending.pop(0)
-                cmd = [sys.executable, __file__, "--one", t, "--minutes", str(args.minutes), "--points",
+                python = interpreter(t)
+                if python is None:
+                    print(f"{t}: skipped: {RLLIB_PYTHON} is absent (make test-rllib builds it)",
+                          file=sys.stderr)
+                    continue
+                cmd = [str(python), __file__, "--one", t, "--minutes", str(args.minutes), "--points",
                        str(args.points), "--games", str(args.games), "--seed", str(args.seed),
                        "--train-seed", str(args.train_seed), "--out", str(out), "--trainers", t]
                 running.append(subprocess.Popen(cmd))

@@ -117,3 +117,20 @@ def test_exported_policy_computes_the_rllib_module_logits():
         ours = pol.logits(torch.from_numpy(obs), torch.from_numpy(mask.astype(bool)))[0].numpy()
     legal = mask[0].astype(bool)
     np.testing.assert_allclose(ours[legal], theirs[legal], rtol=1e-5, atol=1e-5)
+
+
+def test_learning_curves_benchmark_runs_rllib_ppo(tmp_path):
+    """benchmarks/learning_curves.py's rllib_ppo line: a few CPU seconds of RLlib PPO in this process, one
+    evaluation against heuristic, the curve JSON and a checkpoint smear-eval plays."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "learning_curves.py"
+    spec = importlib.util.spec_from_file_location("learning_curves", path)
+    lc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lc)
+    out = tmp_path / "lc"
+    res = lc.run_one("rllib_ppo", 0.05, 1, 4, seed=9, train_seed=1, out=out)
+    (point,) = res["curve"]
+    assert point["decisions"] > 0 and point["games"] == 4 and 0.0 <= point["win_rate"] <= 1.0
+    assert json.loads((out / "rllib_ppo.json").read_text())["trainer"] == "rllib_ppo"
+    assert eval_main([str(out / "rllib_ppo.safetensors"), "random", "--games", "2", "--json"]) == 0

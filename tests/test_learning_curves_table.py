@@ -39,3 +39,20 @@ def test_no_ratio_lines_without_the_reference_or_a_zero_rate():
     assert lc.ratios([_curve("dmc", [0.4], 20_000)]) == []
     lines = lc.ratios([_curve("dmc", [0.4], 20_000), _curve("maskable_ppo", [0.0], 1_000)])
     assert "no ratio (0 wins) (40.0% vs 0.0%)" in lines[-1]
+
+
+def test_rllib_ppo_runs_in_process_and_is_skipped_without_its_venv(tmp_path, monkeypatch, capsys):
+    """rllib_ppo's config keeps sampling and learning in the trainer's process (so its CPU time is what the
+    benchmark counts); without .venv-rllib it is skipped with a message naming the venv, never silently."""
+    lc = _module()
+    cfg = lc.trainer_config("rllib_ppo", 2.0, seed=5)
+    assert (cfg.algorithm.name, cfg.ray.num_env_runners, cfg.ray.num_cpus, cfg.seed) == ("rllib_ppo", 0, 1, 5)
+    assert cfg.total_timesteps == 2 * lc.DECISIONS_PER_CPU_MINUTE and cfg.time_limit is None
+    assert lc.interpreter("dmc") is not None
+    monkeypatch.setattr(lc, "RLLIB_PYTHON", tmp_path / "absent" / "python")
+    assert lc.interpreter("rllib_ppo") is None
+    rc = lc.main(["--trainers", "rllib_ppo", "--minutes", "0.1", "--points", "1", "--games", "2", "--out",
+                  str(tmp_path / "out"), "--png", str(tmp_path / "x.png"), "--table", str(tmp_path / "x.md")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "rllib_ppo: skipped:" in err and "make test-rllib" in err
+    assert lc.main(["--trainers", "rllib_ppo,nope"]) == 2
