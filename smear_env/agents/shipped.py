@@ -52,8 +52,8 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {
             "scratch",
             "smear_v0_scratch.safetensors",
             "SCRATCH.md",
-            "RL from scratch, no imitation: Deep Monte-Carlo (configs/dmc.yaml, 1 hour on 2 cores); default "
-            "rules; 59.95% [57.8%, 62.1%] of games vs heuristic, 100% vs random",
+            "RL from scratch, no imitation: Deep Monte-Carlo (configs/dmc.yaml --variant bids, 1 hour on 2 "
+            "cores); default rules; 61.45% [59.3%, 63.6%] of games vs heuristic, 100% vs random",
         ),
     )
 }
