@@ -9,6 +9,9 @@ from smear_env.cards import CARD_NAMES, cards_of
 from smear_env.game import BIDDING, Game
 
 _CARD = re.compile(r"(?<![0-9A-Za-z])([789TJQKA][CDHS])(?![0-9A-Za-z])")
+_RANDOM_IDS = frozenset({"game_id", "links", "token"})
+"""Keys whose values are random url-safe tokens (``secrets.token_urlsafe``: letters, digits, ``-`` and ``_``):
+a token such as ``x-7S_q`` is not a card, so their values are not scanned (a flaky false leak otherwise)."""
 
 
 def known_names(game: Game, seat: int) -> set[str]:
@@ -24,7 +27,7 @@ def card_names_in(obj: Any) -> set[str]:
     out: set[str] = set()
     if isinstance(obj, dict):
         for k, v in obj.items():
-            out |= card_names_in(k) | card_names_in(v)
+            out |= card_names_in(k) | (set() if k in _RANDOM_IDS else card_names_in(v))
     elif isinstance(obj, list):
         for v in obj:
             out |= card_names_in(v)

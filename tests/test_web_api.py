@@ -684,3 +684,10 @@ def test_reaping_ends_a_hostile_bot_that_ignores_quit_and_sigterm(tmp_path):
         for p in procs:
             assert p.wait(timeout=15) is not None
         assert c.get(f"/api/games/{s['game_id']}").status_code == 404
+
+
+def test_card_scan_skips_random_ids_but_not_card_text():
+    """The privacy scan's helper: a random id that happens to hold ``-7S_`` is no card (this once failed the
+    R23 test at random); the same text anywhere else still counts."""
+    assert card_names_in({"game_id": "VV-7S_x", "links": {"seats": {"0": "/?game=a-KD-b"}}}) == set()
+    assert card_names_in({"event": "VV-7S_x", "view": ["play JH"]}) == {"7S", "JH"}
