@@ -53,21 +53,19 @@ def trainer_config(name: str, minutes: float, seed: int) -> Any:
     """The TrainConfig of a trainer for this benchmark (see the module docstring)."""
     from training.config import load_config
 
+    total = int(max(1.0, minutes) * DECISIONS_PER_CPU_MINUTE)  # the PPO schedules' length
     if name == "dmc":
         return load_config(ROOT / "configs" / "dmc.yaml", [f"seed={seed}", "time_limit=null",
                                                             "total_timesteps=1_000_000_000"])
     if name == "vector_ppo":
-        total = int(max(1.0, minutes) * DECISIONS_PER_CPU_MINUTE)
         return load_config(ROOT / "configs" / "scratch.yaml", [f"seed={seed}", "time_limit=null",
                                                                 f"total_timesteps={total}"])
     if name == "maskable_ppo":
-        total = int(max(1.0, minutes) * DECISIONS_PER_CPU_MINUTE)
         return load_config(None, [
             "algorithm.name=maskable_ppo", f"seed={seed}", "n_envs=8", f"total_timesteps={total}",
             "selfplay.opponents={self: 0.3, snapshot: 0.1, heuristic: 0.5, random: 0.1}",
             "env.episode=hand", "env.reward=score", "env.score_scale=0.25"])
     if name == "rllib_ppo":
-        total = int(max(1.0, minutes) * DECISIONS_PER_CPU_MINUTE)
         return load_config(ROOT / "configs" / "rllib_ppo.yaml", [
             f"seed={seed}", "time_limit=null", f"total_timesteps={total}", "ray.num_env_runners=0",
             "ray.num_cpus=1", "eval.interval=0"])

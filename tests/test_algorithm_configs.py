@@ -195,8 +195,8 @@ def test_what_an_algorithm_does_not_support_names_the_ones_that_do():
          "config key 'selfplay.opponents.snapshot': algorithm 'rllib_ppo' does not support it (allowed with: "
          "'ppo', 'maskable_ppo', 'vector_ppo')"),
         (["algorithm.name=rllib_ppo", "selfplay.opponents={self: 1}", "env.episode=game", "env.win_bonus=1"],
-         "config key 'env.win_bonus': 1.0 is not available with rllib_ppo (no game-end bonus there); set "
-         "env.win_bonus: 0"),
+         "config key 'env.win_bonus': algorithm 'rllib_ppo' does not support it (allowed with: 'ppo', "
+         "'maskable_ppo', 'vector_ppo', 'dmc'); set env.win_bonus: 0"),
         (["algorithm.name=rllib_ppo", "selfplay.opponents={self: 1}", "network.activation=gelu"],
          "config key 'network.activation': 'gelu' is not available with rllib_ppo; allowed values: 'relu', "
          "'tanh'"),

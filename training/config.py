@@ -563,6 +563,8 @@ def validate(cfg: TrainConfig) -> TrainConfig:
         raise ConfigError("config key 'selfplay.opponents': probabilities sum to 0")
     if cfg.selfplay.opponents.get("snapshot", 0) > 0 and not alg.supports_snapshot:
         raise _unsupported("selfplay.opponents.snapshot", name, "supports_snapshot")
+    if cfg.env.win_bonus != 0 and not alg.supports_win_bonus:
+        raise _unsupported("env.win_bonus", name, "supports_win_bonus", "; set env.win_bonus: 0")
     if alg.opponents is not None:
         bad = [k for k, p in cfg.selfplay.opponents.items() if k not in alg.opponents and p > 0]
         if bad:

@@ -100,6 +100,8 @@ class AlgorithmConfig:
     """imitation.teacher (the behaviour-cloning warm start) may be set."""
     supports_snapshot: ClassVar[bool] = True
     """selfplay.opponents may draw "snapshot" (a pool of the learner's past selves)."""
+    supports_win_bonus: ClassVar[bool] = True
+    """env.win_bonus may be non-zero (a game-end bonus in the returns)."""
     opponents: ClassVar[tuple[str, ...] | None] = None
     """The selfplay.opponents keys it can seat with a probability > 0 (None: "self", any agent spec and, with
     supports_snapshot, "snapshot")."""

@@ -23,6 +23,7 @@ class RLlibPPOConfig(PPOHyperparameters):
     # What RLlib's PPO here does not do is refused, never ignored: other opponents, snapshots, a game-end
     # bonus. (imitation.teacher works: the run's warm start clones into a SmearPolicy, copied into RLlib.)
     supports_snapshot: ClassVar[bool] = False
+    supports_win_bonus: ClassVar[bool] = False
     opponents: ClassVar[tuple[str, ...] | None] = ("self",)
 
     name: str = "rllib_ppo"
@@ -30,11 +31,8 @@ class RLlibPPOConfig(PPOHyperparameters):
     """Decay the learning rate linearly to 5% of learning_rate at total_timesteps (RLlib's schedule)."""
 
     def validate(self, cfg: TrainConfig) -> None:
-        """network.activation must be one RLlib's MLP has; env.win_bonus (no counterpart here) must be 0."""
+        """network.activation must be one RLlib's MLP has."""
         super().validate(cfg)
-        if cfg.env.win_bonus != 0:
-            raise ConfigError(f"config key 'env.win_bonus': {cfg.env.win_bonus} is not available with "
-                              "rllib_ppo (no game-end bonus there); set env.win_bonus: 0")
         if cfg.network.activation not in ACTIVATIONS:
             raise ConfigError(f"config key 'network.activation': {cfg.network.activation!r} is not available "
                               f"with rllib_ppo; allowed values: {', '.join(map(repr, ACTIVATIONS))}")
