@@ -18,6 +18,7 @@ from training.config import (
     help_text,
     load_config,
     parse_override,
+    safe_load_bounded,
 )
 from training.train import main
 
@@ -153,3 +154,12 @@ def test_cli_help_config(capsys):
     assert main(["--help-config"]) == 0
     out = capsys.readouterr().out
     assert "algorithm.learning_rate: float = 0.0003" in out and "selfplay.opponents" in out
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_variant_of_every_shipped_config_loads_and_validates(path):
+    """A variant with a misspelt key or a bad value would only fail when someone ran it: load them all here."""
+    variants = [k for k in safe_load_bounded(path.read_text()) if k != "default"]
+    load_config(path)
+    for variant in variants:
+        assert isinstance(load_config(path, variant=variant), TrainConfig), (path.name, variant)
