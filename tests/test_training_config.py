@@ -158,7 +158,7 @@ def test_cli_help_config(capsys):
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_every_variant_of_every_shipped_config_loads_and_validates(path):
-    """A variant with a misspelt key or a bad value would only fail when someone ran it: load them all here."""
+    """A variant with a misspelt key or a bad value would only fail when it was run: load them all here."""
     variants = [k for k in safe_load_bounded(path.read_text()) if k != "default"]
     load_config(path)
     for variant in variants:
