@@ -38,16 +38,20 @@ class PPOUpdate:
     :class:`~training.algorithms.ppo_config.PPOConfig`; minibatches are shuffled with ``rng``."""
 
     def __init__(self, policy: torch.nn.Module, a: PPOConfig, total_timesteps: int,
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, critic: torch.nn.Module | None = None) -> None:
         self.policy = policy
+        self.critic = critic
         self.a = a
         self.total_timesteps = total_timesteps
         self.rng = rng
-        self.optimizer = torch.optim.Adam(policy.parameters(), lr=a.learning_rate, eps=1e-5)
+        params = list(policy.parameters()) + (list(critic.parameters()) if critic is not None else [])
+        self.params = params
+        self.optimizer = torch.optim.Adam(params, lr=a.learning_rate, eps=1e-5)
 
     def __call__(self, batch: dict[str, np.ndarray], step: int) -> dict[str, float]:
         """Update the policy on ``batch`` (``step``: learner decisions trained on before it); returns the
-        losses and schedules to log."""
+        losses and schedules to log. With a ``critic`` (:class:`~training.oracle.OracleCritic`) the values
+        are the critic's of ``batch["obs"]`` and ``batch["priv"]``, not the policy's value head."""
         a = self.a
         n = len(batch["act"])
         lr, ent_coef = schedules(a, step, self.total_timesteps)
@@ -55,6 +59,9 @@ class PPOUpdate:
             g["lr"] = lr
         t = {k: torch.from_numpy(v) for k, v in batch.items()}
         self.policy.train()
+        critic = self.critic
+        if critic is not None:
+            critic.train()
         pg_l, v_l, ent_l, kl_l, clip_l = [], [], [], [], []
         types = decision_type(batch["act"])
         per_type = TypeMeans()  # per-decision-type entropy and value error (detached; see decision_stats)
@@ -63,7 +70,11 @@ class PPOUpdate:
             perm = torch.from_numpy(self.rng.permutation(n))
             for start in range(0, n, a.batch_size):
                 idx = perm[start:start + a.batch_size]
-                logits, value = self.policy(t["obs"][idx], t["mask"][idx])
+                if critic is None:
+                    logits, value = self.policy(t["obs"][idx], t["mask"][idx])
+                else:
+                    logits = self.policy.logits(t["obs"][idx], t["mask"][idx])
+                    value = critic(t["obs"][idx], t["priv"][idx])
                 logp_all = torch.log_softmax(logits, dim=-1)
                 logp = logp_all.gather(1, t["act"][idx, None]).squeeze(1)
                 ent_rows = -(logp_all.exp() * logp_all).sum(-1)
@@ -78,7 +89,7 @@ class PPOUpdate:
                 loss = pg + a.vf_coef * vloss - ent_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.policy.parameters(), a.max_grad_norm)
+                torch.nn.utils.clip_grad_norm_(self.params, a.max_grad_norm)
                 self.optimizer.step()
                 with torch.no_grad():
                     lr_ = logp - t["logp"][idx]

@@ -30,7 +30,10 @@ With ``game`` episodes most of a game's decisions would be open (about 100k over
 was measured about 10x slower), so the rollout is cut instead: each open seat's last decision is
 bootstrapped with the value of that seat's current view (``VectorGame.observe(seats)``), and the seat's
 next decision starts a new trajectory (rewards in between are left to that bootstrap value, as in any
-truncated PPO rollout). The PPO update itself is native ``ppo``'s: the shared component
+truncated PPO rollout). With ``algorithm.oracle_critic`` the values (stored, bootstrapped and trained)
+are a perfect-information critic's (:mod:`training.oracle`: the observation plus the other seats' hands, the
+kitty and the stock at the decision), started as the warm-started policy's value head; the policy and what a
+checkpoint plays are unchanged. The PPO update itself is native ``ppo``'s: the shared component
 :class:`~training.algorithms.ppo_update.PPOUpdate`; the ``algorithm:`` keys are
 :class:`~training.algorithms.vector_ppo_config.VectorPPOConfig`'s.
 """
@@ -50,6 +53,7 @@ from smear_env.table import TableOptions
 from smear_env.vector import VectorGame
 
 from ..config import TrainConfig
+from ..oracle import PRIV_SIZE, OracleCritic, privileged_features
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .decision_stats import tally_contracts
@@ -58,7 +62,6 @@ from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
 SNAPSHOT_PLAYER = 1  # player index of the snapshot seats at the table (0: the learner)
-_BUFFER_KEYS = ("obs", "mask", "act", "logp", "val", "rew", "done", "nxt", "ep")
 
 
 class _Snapshots:
@@ -100,7 +103,10 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         net = cfg.network
         self.policy = SmearPolicy(net.hidden_sizes, net.activation, shared_trunk=net.shared_trunk,
                                   suit_canonical=net.suit_canonical)
-        self.update = PPOUpdate(self.policy, cfg.algorithm, cfg.total_timesteps, rng)
+        # algorithm.oracle_critic: values from a perfect-information critic (training only; training.oracle)
+        self.critic = (OracleCritic(net.hidden_sizes, net.activation, net.suit_canonical)
+                       if cfg.algorithm.oracle_critic else None)
+        self.update = PPOUpdate(self.policy, cfg.algorithm, cfg.total_timesteps, rng, critic=self.critic)
         self.optimizer = self.update.optimizer
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
         # players at the table: 0 the learner, 1 the snapshots, then one batched agent per opponent spec
@@ -144,6 +150,8 @@ class VectorPPOTrainer(OwnPolicyTrainer):
             "rew": np.zeros(cap, np.float32), "done": np.zeros(cap, bool), "nxt": np.full(cap, -1, np.int64),
             "ep": np.zeros(cap, np.int64),
         }
+        if self.critic is not None:
+            self.buf["priv"] = np.zeros((cap, PRIV_SIZE), np.float32)
         self.n = 0  # entries in the buffer
         self.last = np.full((n, 4), -1, dtype=np.int64)  # buffer index of each seat's latest open decision
         self.ep_of = np.zeros((n, 4), dtype=np.int64)  # episode id of each seat's open episode
@@ -208,16 +216,18 @@ class VectorPPOTrainer(OwnPolicyTrainer):
 
     # ------------------------------------------------------------------ rollout
     def _store(self, lanes: np.ndarray, seats: np.ndarray, obs: np.ndarray, mask: np.ndarray,
-               act: np.ndarray, logp: np.ndarray, val: np.ndarray) -> None:
+               act: np.ndarray, logp: np.ndarray, val: np.ndarray, priv: np.ndarray | None = None) -> None:
         b, k = self.buf, len(lanes)
         if self.n + k > len(b["act"]):  # grow (long game episodes can hold many open decisions)
-            for key in _BUFFER_KEYS:
+            for key in b:
                 arr = b[key]
                 extra = np.full((len(arr), *arr.shape[1:]), -1 if key == "nxt" else 0, dtype=arr.dtype)
                 b[key] = np.concatenate([arr, extra])
         idx = np.arange(self.n, self.n + k)
         b["obs"][idx] = obs
         b["mask"][idx] = mask
+        if priv is not None:
+            b["priv"][idx] = priv
         b["act"][idx] = act
         b["logp"][idx] = logp
         b["val"][idx] = val
@@ -252,6 +262,8 @@ class VectorPPOTrainer(OwnPolicyTrainer):
     def collect(self, target: int) -> dict[str, np.ndarray]:
         policy, rng = self.policy, self.rng
         policy.eval()
+        if self.critic is not None:
+            self.critic.eval()
         self._choose_snapshot()
         ar = np.arange(self.cfg.n_envs)
         st = self._stats
@@ -260,7 +272,11 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         while (self.n if cut else self.ready) < target:
             obs, mask, seat = self._obs, self._mask, self._seat
             a, logp, val = policy.act(obs, mask, rng)
-            self._store(ar, seat, obs, mask, a, logp, val)
+            priv = None
+            if self.critic is not None:
+                priv = privileged_features(self.vg, ar, seat)
+                val = self.critic.values(obs, priv)
+            self._store(ar, seat, obs, mask, a, logp, val, priv)
             is_bid = a < TRUMP_ACTION_BASE
             n_pass = int((a == PASS_ACTION).sum())
             passes += n_pass
@@ -286,7 +302,11 @@ class VectorPPOTrainer(OwnPolicyTrainer):
                 lanes = np.flatnonzero(self.last[:, s] >= 0)
                 if lanes.size:
                     obs = self.vg.observe(np.full(lanes_all, s, dtype=np.int64))[lanes]
-                    boot[self.last[lanes, s]] = self.policy.value(torch.from_numpy(obs)).numpy()
+                    if self.critic is not None:
+                        priv = privileged_features(self.vg, lanes, np.full(len(lanes), s, dtype=np.int64))
+                        boot[self.last[lanes, s]] = self.critic.values(obs, priv)
+                    else:
+                        boot[self.last[lanes, s]] = self.policy.value(torch.from_numpy(obs)).numpy()
         return boot
 
     def _take_finished(self, cut: bool = False) -> dict[str, np.ndarray]:
@@ -319,11 +339,13 @@ class VectorPPOTrainer(OwnPolicyTrainer):
             "obs": b["obs"][fin], "mask": b["mask"][fin], "act": b["act"][fin], "logp": b["logp"][fin],
             "val": val[fin].copy(), "adv": adv[fin], "ret": adv[fin] + val[fin],
         }
+        if "priv" in b:
+            batch["priv"] = b["priv"][fin]
         # compact: move the open episodes' decisions to the front and re-point their links
         kept = np.flatnonzero(keep)
         new_index = np.full(n, -1, dtype=np.int64)
         new_index[kept] = np.arange(len(kept))
-        for key in _BUFFER_KEYS:
+        for key in b:
             b[key][: len(kept)] = b[key][kept]
         links = b["nxt"][: len(kept)]
         b["nxt"][: len(kept)] = np.where(links >= 0, new_index[np.maximum(links, 0)], -1)
@@ -336,6 +358,29 @@ class VectorPPOTrainer(OwnPolicyTrainer):
     # ------------------------------------------------------------------ update and state
     def iterate(self) -> dict[str, float]:
         return ppo_iteration(self)
+
+    def after_warm_start(self) -> None:
+        """With the oracle critic: start it as the warm-started policy's value function
+        (:meth:`~training.oracle.OracleCritic.init_from_policy`)."""
+        if self.critic is not None:
+            self.critic.init_from_policy(self.policy)
+
+    def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """:meth:`OwnPolicyTrainer.state` plus the oracle critic's weights (``critic.*``), if any."""
+        tensors, meta = super().state()
+        if self.critic is not None:
+            tensors.update({f"critic.{k}": v for k, v in self.critic.state_dict().items()})
+        return tensors, meta
+
+    def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
+                   meta: dict[str, Any], step: int) -> None:
+        if self.critic is not None:
+            sd = {k[len("critic."):]: v for k, v in tensors.items() if k.startswith("critic.")}
+            if not sd:
+                raise ValueError("the resume state has no critic.* weights, but algorithm.oracle_critic is "
+                                 "true: it was saved by a run without the oracle critic")
+            self.critic.load_state_dict(sd)
+        super().load_state(policy_sd, tensors, meta, step)
 
     def restart_games(self) -> None:
         self._start_engine()

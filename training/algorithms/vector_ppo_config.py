@@ -14,5 +14,9 @@ class VectorPPOConfig(PPOConfig):
     one trunk for policy and value (network.shared_trunk)."""
 
     name: str = "vector_ppo"
+    oracle_critic: bool = False
+    """Learn the values with a perfect-information critic (training.oracle: the observation plus the other
+    seats' hands, the kitty and the stock) instead of the policy's value head; the policy still sees only its
+    observation, and the critic is used only in training (saved in resume states, never in the policy)."""
 
     supports_shared_trunk = True
