@@ -10,11 +10,16 @@
   a batched agent.
 * :func:`which_half` plays ``agent``, ``split:bid=agent,play=heuristic`` and
   ``split:bid=heuristic,play=agent`` against ``heuristic`` on the same deals.
+* A team may also be ``ensemble:<ckpt>+<ckpt>+...`` (:class:`EnsemblePolicy`): greedy on the mean of the
+  checkpoints' log-probabilities over the legal actions (a measurement of what averaging several trained
+  policies is worth; not an agent of the registry).
 
 Command line::
 
     python -m training.diagnostics which-half scratch --games 4000 --seed 2501 [--json out.json]
     python -m training.diagnostics match split:bid=scratch,play=heuristic heuristic --games 4000 --seed 2501
+    python -m training.diagnostics match "ensemble:default+runs/a/checkpoints/latest.safetensors" heuristic \
+        --games 2000 --seed 2501
 """
 
 from __future__ import annotations
@@ -26,8 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from smear_env.agents.composite import SPLIT_PREFIX, composite_from_spec
 from smear_env.config import SmearRules
+
+ENSEMBLE_PREFIX = "ensemble:"
 
 BID_LEVELS = ("pass", "2", "3", "4")
 
@@ -103,10 +112,47 @@ class BidStats:
         return {name: p.summary() for name, p in self.players.items()}
 
 
+class EnsemblePolicy:
+    """Several checkpoints' numpy policies as one: ``logits`` are the mean over the members of their
+    log-softmax over the legal actions (``-inf`` elsewhere), so a greedy player takes the action with the
+    highest mean log-probability."""
+
+    def __init__(self, policies: Sequence[Any]) -> None:
+        if len(policies) < 2:
+            raise ValueError(f"an ensemble needs at least 2 checkpoints, not {len(policies)}")
+        self.policies = list(policies)
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        legal = mask.astype(bool)
+        acc = np.zeros(legal.shape, dtype=np.float64)
+        for pol in self.policies:
+            lg = np.where(legal, pol.logits(obs, legal).astype(np.float64), -np.inf)
+            lg -= lg.max(axis=1, keepdims=True)
+            acc += np.where(legal, lg - np.log(np.exp(lg).sum(axis=1, keepdims=True)), 0.0)
+        return np.where(legal, acc / len(self.policies), -np.inf).astype(np.float32)
+
+
+def ensemble_from_spec(spec: str, rules: SmearRules) -> Any:
+    """The batched greedy agent of ``ensemble:<ckpt>+<ckpt>+...`` (checkpoint paths or shipped agent
+    names, each checked against ``rules`` as ``smear-eval`` checks one)."""
+    from smear_env.agents.batched import BatchedCheckpointAgent
+    from smear_env.agents.checkpoint import load_agent
+    from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
+
+    parts = [p.strip() for p in spec[len(ENSEMBLE_PREFIX):].split("+")]
+    if any(not p for p in parts):
+        raise ValueError(f"team {spec!r}: expected ensemble:<checkpoint>+<checkpoint>+... with no empty part")
+    paths = [str(shipped_path(p)) if p in SHIPPED_AGENTS else p for p in parts]
+    return BatchedCheckpointAgent(EnsemblePolicy([load_agent(p, rules).policy for p in paths]), spec)
+
+
 def team(spec: Any, rules: SmearRules) -> Any:
-    """A run_match team: a ``split:`` spec as a composite batched agent, anything else unchanged."""
+    """A run_match team: a ``split:`` spec as a composite batched agent, an ``ensemble:`` spec as
+    :func:`ensemble_from_spec`'s agent, anything else unchanged."""
     if isinstance(spec, str) and spec.strip().startswith(SPLIT_PREFIX):
         return composite_from_spec(spec.strip(), rules)
+    if isinstance(spec, str) and spec.strip().startswith(ENSEMBLE_PREFIX):
+        return ensemble_from_spec(spec.strip(), rules)
     return spec
 
 
