@@ -130,3 +130,5 @@ def test_ensemble_team_is_the_mean_log_probability_of_its_checkpoints():
         EnsemblePolicy([d])
     with pytest.raises(ValueError, match="no empty part"):
         team("ensemble:default++scratch", rules)
+    with pytest.raises(ValueError, match="'heuristic' is not a checkpoint"):
+        team("ensemble:default+heuristic", rules)

@@ -135,15 +135,16 @@ class EnsemblePolicy:
 def ensemble_from_spec(spec: str, rules: SmearRules) -> Any:
     """The batched greedy agent of ``ensemble:<ckpt>+<ckpt>+...`` (checkpoint paths or shipped agent
     names, each checked against ``rules`` as ``smear-eval`` checks one)."""
-    from smear_env.agents.batched import BatchedCheckpointAgent
-    from smear_env.agents.checkpoint import load_agent
-    from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
+    from smear_env.agents.batched import BatchedCheckpointAgent, make_batched_agent
 
     parts = [p.strip() for p in spec[len(ENSEMBLE_PREFIX):].split("+")]
     if any(not p for p in parts):
         raise ValueError(f"team {spec!r}: expected ensemble:<checkpoint>+<checkpoint>+... with no empty part")
-    paths = [str(shipped_path(p)) if p in SHIPPED_AGENTS else p for p in parts]
-    return BatchedCheckpointAgent(EnsemblePolicy([load_agent(p, rules).policy for p in paths]), spec)
+    members = [make_batched_agent(p, rules) for p in parts]
+    for p, m in zip(parts, members, strict=True):
+        if not isinstance(m, BatchedCheckpointAgent):
+            raise ValueError(f"team {spec!r}: {p!r} is not a checkpoint file or a shipped agent")
+    return BatchedCheckpointAgent(EnsemblePolicy([m.policy for m in members]), spec)
 
 
 def team(spec: Any, rules: SmearRules) -> Any:

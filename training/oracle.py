@@ -27,11 +27,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from smear_env.cards import NUM_CARDS, NUM_SUITS
-from smear_env.observation import OBS_SIZE, SUIT_OBS_SOURCE, SUIT_PERMUTATIONS, suit_orders
+from smear_env.cards import NUM_CARDS
+from smear_env.observation import HAND, OBS_SIZE, SUIT_OBS_SOURCE, suit_orders
 from smear_env.vector import VectorGame
 
-from .policy import SmearPolicy, _activation, _init, obs_scale
+from .policy import SmearPolicy, _init, _mlp, obs_scale
 
 PRIV_HANDS = 3 * NUM_CARDS
 PRIV_KITTY = NUM_CARDS
@@ -42,18 +42,11 @@ assert PRIV_SIZE == 160
 _BITS = np.arange(NUM_CARDS, dtype=np.int64)
 
 
-def _priv_suit_source() -> np.ndarray:
-    """(24, PRIV_SIZE): per suit order p (:data:`~smear_env.observation.SUIT_PERMUTATIONS`), canonical
-    privileged column j is original column ``[p, j]`` (every block is one bit per card id: suits renamed)."""
-    src = np.empty((len(SUIT_PERMUTATIONS), PRIV_SIZE), dtype=np.int64)
-    for p, order in enumerate(SUIT_PERMUTATIONS):
-        for base in range(0, PRIV_SIZE, NUM_CARDS):
-            for k in range(NUM_SUITS):
-                src[p, base + 8 * k: base + 8 * k + 8] = base + 8 * order[k] + np.arange(8)
-    return src
-
-
-PRIV_SUIT_SOURCE = _priv_suit_source()
+_CARD_SUIT_SOURCE = SUIT_OBS_SOURCE[:, HAND:HAND + NUM_CARDS] - HAND  # (24, 32): one card block renamed
+PRIV_SUIT_SOURCE = np.concatenate([_CARD_SUIT_SOURCE + b for b in range(0, PRIV_SIZE, NUM_CARDS)], axis=1)
+"""(24, PRIV_SIZE): per suit order p (:data:`~smear_env.observation.SUIT_PERMUTATIONS`), canonical
+privileged column j is original column ``[p, j]``: every block is one bit per card id, renamed as the
+observation's hand is."""
 
 
 def _mask_bits(masks: np.ndarray) -> np.ndarray:
@@ -73,11 +66,9 @@ def privileged_features(vg: VectorGame, lanes: np.ndarray, seats: np.ndarray) ->
         out[:, lo:lo + NUM_CARDS] = _mask_bits(vg.hands[lanes, (seats + r) % 4])
     kitty_size = vg.rules.kitty_size
     stock = np.left_shift(np.int64(1), vg.stock[lanes].astype(np.int64))
-    kitty = np.bitwise_or.reduce(stock[:, :kitty_size], axis=1) if kitty_size else np.zeros(k, np.int64)
-    rest = np.bitwise_or.reduce(stock[:, kitty_size:], axis=1) if kitty_size < stock.shape[1] \
-        else np.zeros(k, np.int64)
-    out[:, PRIV_HANDS:PRIV_HANDS + NUM_CARDS] = _mask_bits(kitty)
-    out[:, PRIV_HANDS + NUM_CARDS:] = _mask_bits(rest)
+    kitty, rest = stock[:, :kitty_size], stock[:, kitty_size:]  # an empty part (no kitty) reduces to 0
+    out[:, PRIV_HANDS:PRIV_HANDS + NUM_CARDS] = _mask_bits(np.bitwise_or.reduce(kitty, axis=1))
+    out[:, PRIV_HANDS + NUM_CARDS:] = _mask_bits(np.bitwise_or.reduce(rest, axis=1))
     return out
 
 
@@ -94,12 +85,10 @@ class OracleCritic(nn.Module):
         self._obs_src = torch.from_numpy(SUIT_OBS_SOURCE)
         self._priv_src = torch.from_numpy(PRIV_SUIT_SOURCE)
         sizes = [OBS_SIZE + PRIV_SIZE, *[int(h) for h in hidden_sizes]]
-        layers: list[nn.Module] = []
-        for a, b in zip(sizes, sizes[1:], strict=False):
-            lin = nn.Linear(a, b)
-            _init(lin, float(np.sqrt(2)))
-            layers += [lin, _activation(activation)]
-        self.body = nn.Sequential(*layers)
+        self.body = _mlp(sizes, activation)
+        for m in self.body:
+            if isinstance(m, nn.Linear):
+                _init(m, float(np.sqrt(2)))
         self.head = nn.Linear(sizes[-1], 1)
         _init(self.head, 1.0)
 

@@ -44,9 +44,8 @@ class PPOUpdate:
         self.a = a
         self.total_timesteps = total_timesteps
         self.rng = rng
-        params = list(policy.parameters()) + (list(critic.parameters()) if critic is not None else [])
-        self.params = params
-        self.optimizer = torch.optim.Adam(params, lr=a.learning_rate, eps=1e-5)
+        self.params = list(policy.parameters()) + (list(critic.parameters()) if critic is not None else [])
+        self.optimizer = torch.optim.Adam(self.params, lr=a.learning_rate, eps=1e-5)
 
     def __call__(self, batch: dict[str, np.ndarray], step: int) -> dict[str, float]:
         """Update the policy on ``batch`` (``step``: learner decisions trained on before it); returns the
