@@ -98,6 +98,25 @@ def blas_threads(n: int | None) -> Iterator[None]:
             s(k)
 
 
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """While it is open, processes started take one BLAS / OpenMP thread (the ``_THREAD_VARS`` of their
+    environment are 1; this process's are restored after). A match worker is then single-threaded: the
+    parallelism is the processes, and the SIGTERM of ``Pool.terminate()`` reaches its main thread, the
+    only one that can run the handler (one delivered to a BLAS thread left a worker blocked on the task
+    queue's lock for ever, and the match with it)."""
+    saved = {k: os.environ.get(k) for k in _THREAD_VARS}
+    os.environ.update({k: "1" for k in _THREAD_VARS})
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def batchable(team: Any) -> bool:
     """Whether a team (an agent spec) can be played by the batched evaluator as a vectorised agent."""
     return isinstance(team, str) and can_vectorise(team)
@@ -365,17 +384,9 @@ def run_pairs(
     ctx = mp.get_context("spawn")
     # The processes are the parallelism: one BLAS thread each (a checkpoint's batched forward pass with
     # threads that spin against the other workers was measured 5-8x slower on 2 shared cores).
-    saved = {k: os.environ.get(k) for k in _THREAD_VARS}
-    os.environ.update({k: "1" for k in _THREAD_VARS})
-    try:
+    with one_blas_thread():
         pool = ctx.Pool(min(workers, len(parts)), initializer=_worker_init,
                         initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, records, lanes))
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     with pool:
         for stats, recs in pool.imap(_worker_run, parts):  # ordered: deterministic
             for p in range(len(stats)):

@@ -168,15 +168,13 @@ def run_match(
         else:
             ctx = mp.get_context("spawn")
             chunk = max(1, min(16, n_pairs // (workers * 8)))
-            with ctx.Pool(workers, initializer=_pool_init,
-                          initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, want_records)) as pool:
+            with batched.one_blas_thread():  # single-threaded: terminate()'s SIGTERM runs their handler
+                pool = ctx.Pool(workers, initializer=_pool_init,
+                                initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, want_records))
+            with pool:  # an error (a bot that fails stops the match) terminates the workers
                 for out in pool.imap(_worker_run, range(n_pairs), chunksize=chunk):  # ordered: deterministic
                     take(out)
-                # A finished match ends its workers normally (each closes its bots as it exits). Leaving
-                # the ``with`` alone would terminate() them: the pool then holds the task queue's read lock,
-                # and a worker blocked on that lock whose SIGTERM reached another of its threads never runs
-                # its handler, so the join hung (about 1 match in 10 with bots, 2 workers).
-                pool.close()
+                pool.close()  # a finished match ends them normally: each closes its bots as it exits
                 pool.join()
     except Exception as e:  # the match stops; every finished game is still passed to ``records``
         for r in getattr(e, "finished_records", None) or ():
