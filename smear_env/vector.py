@@ -97,7 +97,7 @@ import numpy as np
 
 from . import rules as R
 from .actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE, action_name
-from .cards import CARD_NAMES, NUM_CARDS, SUIT_CHARS
+from .cards import CARD_NAMES, NUM_CARDS, STOCK_SIZE, SUIT_CHARS, cards_of
 from .config import ALL_PASS_DEALER_MUST_BID, SmearRules
 from .game import (
     BIDDING,
@@ -159,6 +159,9 @@ _HAND_FIELDS = {
 }
 _HAND_RESET = np.array(list(_HAND_FIELDS.values()), dtype=_I)[:, None]
 _SEAT_RESET = np.array([0, -1, 0, 0], dtype=_I)[:, None, None]  # bids, trick, played_by, voids
+# the per-lane state arrays besides _per_hand and _per_seat (VectorGame.copy_lanes)
+_LANE_STATE = ("game_index", "hand_number", "scores", "dealer", "phase", "to_act", "hands", "deal", "stock",
+               "won", "discard_order", "hand_bidder", "hand_contract", "hand_made", "hand_points")
 # popcount of a byte; position of the r-th set bit of a byte (0 where there is none)
 _POP_BYTE = np.array([b.bit_count() for b in range(256)], dtype=_I)
 _SELECT_BYTE = np.array(
@@ -690,6 +693,110 @@ class VectorGame:
         # R4: the deal passes left after a scored hand; a thrown-in hand is redealt by the same dealer.
         self.dealer[idx] = (self.dealer[idx] + res.hand_over[idx]) & 3
         self._start_hands(idx, new_game)
+
+    def load_worlds(self, lanes: Any, views: Sequence[Any], deals: Sequence[Any],
+                    rng: np.random.Generator) -> None:
+        """Put lanes ``lanes`` (increasing distinct indices) into the positions of ``views`` (relative
+        :class:`~smear_env.infoset.PlayerView` objects, observer = seat 0, e.g. ``observation.decode``)
+        completed by ``deals`` (:class:`~smear_env.infoset.HiddenDeal` objects consistent with them, e.g.
+        :func:`~smear_env.infoset.sample_hidden`): what a search agent does to play a sampled world on.
+
+        Everything a lane holds comes from the view and the deal, nothing from the lane's previous state,
+        so an observer's search can see no card it does not know. Where neither says which cards are
+        which and the observer cannot tell either, ``rng`` chooses: the order of the stock (which of its
+        cards are the kitty, while bidding) and, for another seat's contract, which of the bidder's
+        cards came from the kitty (the bidder's own observation shows them). The lanes start a new game
+        history: ``game_index`` and ``hand_number`` 0, no records (use an engine without ``record``)."""
+        idx = self._check_lanes(lanes)
+        if not (len(views) == len(deals) == idx.size):
+            raise ValueError(f"load_worlds: {idx.size} lanes, {len(views)} views and {len(deals)} deals")
+        if self.recording:
+            raise ValueError("load_worlds: an engine that records games cannot load positions")
+        k = self._k
+        m = idx.size
+        hand_rows = np.zeros((len(_HAND_FIELDS), m), dtype=_I)
+        seat_rows = np.zeros((4, m, 4), dtype=_I)
+        scal = np.zeros((5, m), dtype=_I)  # phase, to_act, dealer, score 0, score 1
+        hands = np.zeros((m, 4), dtype=_I)
+        stock = np.zeros((m, STOCK_SIZE), dtype=_I)
+        won = np.zeros((m, 2), dtype=_I)
+        order = np.zeros((m, 3), dtype=_I)
+        for j, (v, d) in enumerate(zip(views, deals, strict=True)):
+            if v.seat != 0 or v.to_act is None:
+                raise ValueError("load_worlds: views must be relative (observer = seat 0) with a seat to act")
+            bidding = v.phase == BIDDING
+            bids = [0 if b is None else (1 if b == 0 else b) for b in v.bids]
+            if bidding:
+                high = max(bids) if max(bids) >= 2 else 0
+                bidder = bids.index(high) if high else -1
+            else:
+                high, bidder = int(v.contract), int(v.bidder)
+            played = v.played_by[0] | v.played_by[1] | v.played_by[2] | v.played_by[3]
+            if bidding or not k:
+                kitty = 0
+                pool = list(cards_of(d.stock))
+                rng.shuffle(pool)
+                stock_ids = pool if bidding else [0] * k + pool
+            else:
+                if bidder == 0:
+                    kitty = v.kitty
+                else:  # which k of the bidder's cards were the kitty: the observer cannot tell
+                    had = cards_of(d.hands[bidder] | d.discards | v.played_by[bidder])
+                    kitty = sum(1 << int(c) for c in rng.choice(had, size=k, replace=False))
+                rest = list(cards_of(d.stock))
+                rng.shuffle(rest)
+                stock_ids = cards_of(kitty) + rest
+            discards = v.discards if bidder == 0 else d.discards
+            trick = v.trick
+            if trick:
+                leader = v.trick_leader
+            else:
+                leader = v.to_act if v.phase == PLAY else (-1 if bidding else bidder)
+            tricks_done = (played.bit_count() - len(trick)) // 4
+            hand_rows[:, j] = (high, bidder, kitty, -1 if v.trump is None else v.trump, discards,
+                               discards.bit_count(), sum(1 << c for c in trick),
+                               trick[0] >> 3 if trick else -1, len(trick), leader, tricks_done)
+            seat_rows[0, j] = bids
+            seat_rows[1, j] = -1
+            for i, c in enumerate(trick):
+                seat_rows[1, j, (leader + i) & 3] = c
+            seat_rows[2, j] = v.played_by
+            seat_rows[3, j] = v.voids
+            scal[:, j] = (int(v.phase), v.to_act, v.dealer, v.scores[0], v.scores[1])
+            hands[j] = d.hands
+            stock[j, : len(stock_ids)] = stock_ids
+            won[j] = v.won_by_team
+            ids = cards_of(discards)
+            order[j, : len(ids)] = ids
+        self._legal = None
+        self.game_index[idx] = 0
+        self.hand_number[idx] = 0
+        self.phase[idx], self.to_act[idx], self.dealer[idx] = scal[0], scal[1], scal[2]
+        self.scores[idx] = scal[3:].T
+        self.hands[idx] = hands
+        self.deal[idx] = hands | seat_rows[2]
+        self.stock[idx] = stock
+        self._per_hand[:, idx] = hand_rows
+        self._per_seat[:, idx] = seat_rows
+        self.won[idx] = won
+        self.discard_order[idx] = order
+
+    def copy_lanes(self, lanes: Any, source: VectorGame, source_lanes: Any) -> None:
+        """Set lanes ``lanes`` (increasing distinct indices) to the states of ``source``'s lanes
+        ``source_lanes`` (any indices, repeats allowed: one position played on several lanes, e.g. once per
+        candidate action of a search). ``source`` must have the same rules; neither engine may record."""
+        idx = self._check_lanes(lanes)
+        src = np.asarray(source_lanes, dtype=_I)
+        if src.shape != idx.shape or ((src < 0) | (src >= source.num_games)).any():
+            raise ValueError(f"copy_lanes: {idx.size} lanes need as many source lanes in "
+                             f"0..{source.num_games - 1}, got {source_lanes!r}")
+        if source.rules != self.rules or self.recording or source.recording:
+            raise ValueError("copy_lanes: both engines must have the same rules and must not record")
+        self._legal = None
+        for name in _LANE_STATE:
+            getattr(self, name)[idx] = getattr(source, name)[src]
+        self._per_hand[:, idx] = source._per_hand[:, src]
+        self._per_seat[:, idx] = source._per_seat[:, src]
 
     def new_games(self, lanes: Any) -> None:
         """Abandon the game in progress in ``lanes`` (increasing distinct lane indices) and start each

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from smear_env.agents.composite import SPLIT_PREFIX, composite_from_spec
+from smear_env.agents.rollout import ROLLOUT_PREFIX, rollout_from_spec
 from smear_env.config import SmearRules
 
 ENSEMBLE_PREFIX = "ensemble:"
@@ -149,11 +150,14 @@ def ensemble_from_spec(spec: str, rules: SmearRules) -> Any:
 
 def team(spec: Any, rules: SmearRules) -> Any:
     """A run_match team: a ``split:`` spec as a composite batched agent, an ``ensemble:`` spec as
-    :func:`ensemble_from_spec`'s agent, anything else unchanged."""
+    :func:`ensemble_from_spec`'s agent, a ``rollout:`` spec as
+    :func:`~smear_env.agents.rollout.rollout_from_spec`'s search agent, anything else unchanged."""
     if isinstance(spec, str) and spec.strip().startswith(SPLIT_PREFIX):
         return composite_from_spec(spec.strip(), rules)
     if isinstance(spec, str) and spec.strip().startswith(ENSEMBLE_PREFIX):
         return ensemble_from_spec(spec.strip(), rules)
+    if isinstance(spec, str) and spec.strip().startswith(ROLLOUT_PREFIX):
+        return rollout_from_spec(spec.strip(), rules)
     return spec
 
 

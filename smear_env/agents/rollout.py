@@ -1,0 +1,230 @@
+"""Rollout search: a policy improved at chosen decisions by Monte-Carlo rollouts of the rest of the hand.
+
+At a decision of one of its ``phases`` (by default the bids) with more than one legal action, the agent
+samples ``samples`` full deals consistent with what it has seen (:func:`smear_env.infoset.sample_hidden`:
+uniform over the consistent deals, no inference from the bids), and in each deal plays every legal action
+followed by the rest of the hand on the batched engine: its own team's seats by the ``base`` policy, the
+other team's by ``opponent`` (the base policy when not given). An action's value is its mean hand
+score difference (R17: own team's change minus the other team's); the agent takes the best one, or the
+base policy's own action when that is within ``margin`` of the best. Every action is played in the same
+sampled deals, kitty included (common random numbers), so the comparison sees the action, not the deal.
+Decisions of the other phases are the base policy's.
+
+This is one step of policy improvement (Tesauro & Galperin's rollouts; the improvement operator of expert
+iteration): it estimates the value of each action under the base policies, so it is at least as good as
+the base policy against the modelled opponents up to sampling noise, and it plays many rollouts per
+decision: it is a search agent for evaluation and for making training targets, not a fast player.
+
+Spec: ``rollout:base=default,opponent=heuristic,samples=32,phases=bid,margin=0`` (``phases``: ``+``-joined
+of ``bid``, ``trump``, ``discard``, ``play``). All randomness comes from the generator of each slot's
+``start_game``, so the same seed gives the same games.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..actions import NUM_ACTIONS
+from ..config import SmearRules
+from ..game import BIDDING, DISCARD, PLAY, TRUMP
+from ..infoset import sample_hidden
+from ..observation import PHASE, decode_batch
+from ..vector import VectorGame
+from .slots import _check_start, _SlotTable, check_batch
+
+__all__ = ["PHASES", "ROLLOUT_PREFIX", "RolloutAgent", "rollout_from_spec", "rollout_values"]
+
+PHASES = {"bid": int(BIDDING), "trump": int(TRUMP), "discard": int(DISCARD), "play": int(PLAY)}
+"""Phase names of the ``phases`` option and their engine codes."""
+MAX_LANES = 8192
+"""Rollout lanes played at once (memory: ~2 KB of observation a lane and step)."""
+_MAX_STEPS = 64  # a hand has at most 4 bids + trump + 3 discards + 24 plays
+
+
+def _act(agent: Any, vg: VectorGame, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``agent``'s actions for lanes ``rows`` of ``vg`` (slot = the seat to act; a rollout agent never
+    draws)."""
+    return agent.act_batch(obs[rows], mask[rows], vg.to_act[rows])
+
+
+def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray, team: Any, opponent: Any,
+                   samples: int, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+    """(n, 72) mean hand score difference (observer's team minus the other) of each legal action of the
+    ``n`` relative ``views`` (legal actions: the rows of ``masks``), over ``samples`` deals per view drawn
+    from ``rngs[i]``; the rest of each hand played by ``team`` (seats 0 and 2) and ``opponent`` (1, 3),
+    batched agents whose slots 0-3 have started. Illegal actions are ``-inf``."""
+    n = len(views)
+    out = np.full((n, NUM_ACTIONS), -np.inf)
+    legal = [np.flatnonzero(masks[i]) for i in range(n)]
+    # worlds: one lane per (view, sample); rollout lanes: one per (world, legal action)
+    w_view = np.repeat(np.arange(n), samples)
+    deals = [sample_hidden(views[i], rngs[i]) for i in w_view.tolist()]
+    worlds = VectorGame(int(w_view.size), vg_rules)
+    for i in range(n):  # the stock order (which cards are the kitty) from each view's own generator
+        lanes = np.arange(i * samples, (i + 1) * samples)
+        worlds.load_worlds(lanes, [views[i]] * samples, deals[i * samples:(i + 1) * samples], rngs[i])
+    r_world = np.concatenate([np.repeat(np.arange(i * samples, (i + 1) * samples), legal[i].size)
+                              for i in range(n)])
+    r_action = np.concatenate([np.tile(legal[i], samples) for i in range(n)])
+    value = np.zeros(r_world.size)
+    for start in range(0, r_world.size, MAX_LANES):
+        sl = slice(start, start + MAX_LANES)
+        value[sl] = _play_out(worlds, r_world[sl], r_action[sl], team, opponent)
+    r_view = w_view[r_world]
+    sums = np.zeros((n, NUM_ACTIONS))
+    np.add.at(sums, (r_view, r_action), value)
+    for i in range(n):
+        out[i, legal[i]] = sums[i, legal[i]] / samples
+    return out
+
+
+def _play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, team: Any,
+              opponent: Any) -> np.ndarray:
+    """Hand score difference for seat 0's team of each lane: world ``world_lanes[j]``, action ``first[j]``
+    by seat 0, then the agents to the end of the hand (a thrown-in hand is worth 0)."""
+    m = world_lanes.size
+    vg = VectorGame(m, worlds.rules)
+    vg.copy_lanes(np.arange(m), worlds, world_lanes)
+    value = np.zeros(m)
+    done = np.zeros(m, dtype=bool)
+    live = np.arange(m)
+    actions = first
+    for _ in range(_MAX_STEPS):
+        res = vg.step(actions, lanes=live)
+        ended = (res.hand_over | res.thrown_in)[live]
+        fin = live[ended]
+        value[fin] = res.reward_score[fin, 0]
+        done[fin] = True
+        live = np.flatnonzero(~done)
+        if not live.size:
+            return value
+        obs = vg.observe()
+        mask = vg.legal_mask()
+        own = (vg.to_act[live] & 1) == 0
+        actions = np.empty(live.size, dtype=np.int64)
+        if own.any():
+            actions[own] = _act(team, vg, live[own], obs, mask)
+        if (~own).any():
+            actions[~own] = _act(opponent, vg, live[~own], obs, mask)
+    raise RuntimeError(f"rollout: a hand did not end within {_MAX_STEPS} decisions")
+
+
+class RolloutAgent:
+    """``base`` improved by rollouts at the decisions of ``phases`` (see the module docstring)."""
+
+    vectorised = True
+    draws = True
+
+    def __init__(self, base: Any, rules: SmearRules | None = None, opponent: Any = None, samples: int = 32,
+                 phases: Sequence[str] = ("bid",), margin: float = 0.0, name: str = "rollout",
+                 team_model: Any = None, opponent_model: Any = None) -> None:
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"rollout: samples must be an integer >= 1, not {samples!r}")
+        bad = [p for p in phases if p not in PHASES]
+        if bad or not phases:
+            raise ValueError(f"rollout: phases {list(phases)!r}: each must be one of {sorted(PHASES)}")
+        if not margin >= 0:
+            raise ValueError(f"rollout: margin must be >= 0, not {margin!r}")
+        self.name = name
+        self.rules = rules if rules is not None else SmearRules()
+        self.base = base
+        self.samples = samples
+        self.phases = tuple(phases)
+        self.margin = float(margin)
+        self._codes = np.array([PHASES[p] for p in self.phases])
+        # the rollout's players: own instances (their slots 0-3 are the rollout seats, not the table's)
+        self.team = team_model if team_model is not None else base
+        self.opponent = opponent_model if opponent_model is not None else (
+            opponent if opponent is not None else self.team)
+        self._rngs = _SlotTable(name)
+        self.searched = 0
+        """Decisions decided by rollouts so far."""
+        self.changed = 0
+        """Of those, decisions where the search chose another action than the base policy."""
+        self.recorded: list[dict[str, np.ndarray]] | None = None
+        """Set to a list to record every call (targets for distillation, expert iteration): a dict of the
+        rows' ``obs``, ``mask``, the ``action`` taken, whether it was ``searched`` and the search's
+        ``q`` values (``-inf`` where illegal or not searched)."""
+
+    def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
+        _check_start(self.name, seat, rules, rng)
+        if rules != self.rules:
+            raise ValueError(f"agent {self.name!r} was built for other rules than this game's")
+        self.base.start_game(slot, seat, rules, rng)
+        self._rngs.set(slot, rng)
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        obs, mask, slots = check_batch(self.name, obs, mask, slots)
+        if slots.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        actions = np.asarray(self.base.act_batch(obs, mask, slots), dtype=np.int64)
+        phase = np.argmax(obs[:, PHASE:PHASE + 5], axis=1)
+        rows = np.flatnonzero(np.isin(phase, self._codes) & (mask.sum(axis=1) > 1))
+        q = np.full((0, NUM_ACTIONS), -np.inf)
+        if rows.size:
+            views = decode_batch(obs[rows], mask[rows])
+            rngs = [self._rngs.get(int(s)) for s in slots[rows]]
+            q = rollout_values(self.rules, views, mask[rows], self.team, self.opponent, self.samples, rngs)
+            best = np.argmax(q, axis=1)
+            base_q = q[np.arange(rows.size), actions[rows]]
+            take = q[np.arange(rows.size), best] > base_q + self.margin
+            actions[rows[take]] = best[take]
+            self.searched += int(rows.size)
+            self.changed += int(take.sum())
+        if self.recorded is not None:
+            searched = np.zeros(slots.size, dtype=bool)
+            searched[rows] = True
+            q_all = np.full((slots.size, NUM_ACTIONS), -np.inf, dtype=np.float32)
+            q_all[rows] = q
+            self.recorded.append({"obs": obs.copy(), "mask": mask.copy(), "action": actions.copy(),
+                                  "searched": searched, "q": q_all})
+        return actions
+
+    def close(self) -> None:
+        for a in (self.base, self.team, self.opponent):
+            a.close()
+
+
+ROLLOUT_PREFIX = "rollout:"
+_OPTIONS = {"base": "an agent spec", "opponent": "an agent spec", "samples": "an integer >= 1",
+            "phases": "'+'-joined phases", "margin": "a number >= 0"}
+
+
+def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgent:
+    """A :class:`RolloutAgent` from a ``rollout:key=value,...`` spec (keys ``base`` -- default ``default``
+    --, ``opponent`` -- default the base --, ``samples``, ``phases``, ``margin``); an unknown key or a
+    value of the wrong type is an error naming the allowed ones."""
+    from .batched import make_batched_agent
+    from .specs import parse_key_values
+
+    text = spec.strip()
+    if not text.startswith(ROLLOUT_PREFIX):
+        raise ValueError(f"bad rollout spec {spec!r}: it must start with {ROLLOUT_PREFIX!r}")
+    hint = "valid options: " + ", ".join(f"{k} ({v})" for k, v in _OPTIONS.items())
+    options = parse_key_values(spec, text[len(ROLLOUT_PREFIX):], hint)
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise ValueError(f"bad rollout spec {spec!r}: unknown option(s) {unknown}; {hint}")
+    rules = rules if rules is not None else SmearRules()
+    base_spec = str(options.get("base", "default"))
+    opp_spec = str(options.get("opponent", base_spec))
+    samples = options.get("samples", 32)
+    margin = options.get("margin", 0.0)
+    if isinstance(margin, bool) or not isinstance(margin, int | float):
+        raise ValueError(f"bad rollout spec {spec!r}: margin must be a number >= 0, not {margin!r}")
+    phases = tuple(str(options.get("phases", "bid")).split("+"))
+    base = make_batched_agent(base_spec, rules)
+    team = make_batched_agent(base_spec, rules)
+    opp = make_batched_agent(opp_spec, rules)
+    seed_rng = np.random.default_rng(0)  # the rollout players never draw (greedy checkpoints, heuristic)
+    for agent in (team, opp):
+        if getattr(agent, "draws", True):
+            raise ValueError(f"bad rollout spec {spec!r}: the rollout players must not draw (a greedy "
+                             f"checkpoint or the heuristic), not {agent.name!r}")
+        for seat in range(4):
+            agent.start_game(seat, seat, rules, seed_rng)
+    return RolloutAgent(base, rules, samples=samples, phases=phases, margin=float(margin), name=text,
+                        team_model=team, opponent_model=opp)

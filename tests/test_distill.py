@@ -1,0 +1,68 @@
+"""Distillation of a rollout agent's recorded choices into a checkpoint (training.distill)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from smear_env.agents.batched import BatchedCheckpointAgent
+from smear_env.agents.rollout import rollout_from_spec
+from smear_env.config import SmearRules
+from smear_env.vector import VectorGame
+from training.distill import load_targets, main, save_targets
+
+
+def _record(tmp_path, rows: int = 48):
+    """A rollout agent's calls over some random games' decisions, written as a targets file."""
+    rules = SmearRules()
+    agent = rollout_from_spec("rollout:base=default,opponent=heuristic,samples=2,phases=play+discard", rules)
+    agent.recorded = []
+    vg = VectorGame(rows, rules, seed=12)
+    for lane in range(rows):
+        agent.start_game(lane, 0, rules, np.random.default_rng(lane))
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        agent.act_batch(vg.observe(), vg.legal_mask(), np.arange(rows))
+        vg.step(vg.random_actions(rng))
+    path = tmp_path / "t.npz"
+    n = save_targets(path, agent.recorded)
+    assert n == 20 * rows
+    return path, agent
+
+
+def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
+    path, agent = _record(tmp_path)
+    data = load_targets([path])
+    assert data["searched"].sum() == agent.searched > 0
+    rec = agent.recorded
+    assert (data["action"] == np.concatenate([r["action"] for r in rec])).all()
+    assert (data["obs"].astype(np.float32) == np.concatenate([r["obs"] for r in rec])).all()
+    out = tmp_path / "d.safetensors"
+    assert main(["--init", "default", "--data", str(path), "--out", str(out), "--epochs", "30",
+                 "--lr", "1e-3", "--batch", "256"]) == 0
+    student = BatchedCheckpointAgent.from_checkpoint(str(out), SmearRules())
+    teacher = BatchedCheckpointAgent.from_checkpoint("checkpoints/smear_v0_default.safetensors", SmearRules())
+    for a in (student, teacher):
+        for s in range(len(data["action"])):
+            a.start_game(s, 0, SmearRules(), np.random.default_rng(0))
+    rows = np.arange(len(data["action"]))
+    obs, mask = data["obs"].astype(np.float32), data["mask"]
+    changed = data["searched"] & (teacher.act_batch(obs, mask, rows) != data["action"])
+    assert changed.any()
+    # the student learned the search's choices where they differ from the policy it started from
+    assert (student.act_batch(obs, mask, rows)[changed] == data["action"][changed]).mean() > 0.8
+
+
+def test_bad_targets_files_are_named(tmp_path) -> None:
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, obs=np.zeros((2, 493)), mask=np.ones((2, 72), bool), action=np.array([0, 1]))
+    with pytest.raises(ValueError, match="lacks \\['searched'\\]"):
+        load_targets([bad])
+    np.savez(bad, obs=np.zeros((2, 493)), mask=np.zeros((2, 72), bool), action=np.array([0, 1]),
+             searched=np.zeros(2, bool))
+    with pytest.raises(ValueError, match="not legal"):
+        load_targets([bad])
+    np.savez(bad, obs=np.zeros((2, 490)), mask=np.ones((2, 72), bool), action=np.array([0, 1]),
+             searched=np.zeros(2, bool))
+    with pytest.raises(ValueError, match="shapes"):
+        load_targets([bad])

@@ -1,0 +1,172 @@
+"""Loading positions into the batched engine (VectorGame.load_worlds / copy_lanes) and the rollout agent."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from smear_env.agents.batched import make_batched_agent
+from smear_env.agents.rollout import RolloutAgent, rollout_from_spec, rollout_values
+from smear_env.config import SmearRules
+from smear_env.infoset import HiddenDeal, sample_hidden
+from smear_env.observation import KITTY, decode_batch
+from smear_env.vector import VectorGame
+
+N = 64
+
+
+def _true_deals(vg: VectorGame, seat: np.ndarray) -> list[HiddenDeal]:
+    """Each lane's real hidden cards, seats relative to ``seat`` (what a sampled deal would be if it
+    guessed right)."""
+    k = vg.rules.kitty_size
+    out = []
+    for lane in range(vg.num_games):
+        s = int(seat[lane])
+        ids = vg.stock[lane].tolist()
+        stock = ids if vg.phase[lane] == 0 else ids[k:]
+        out.append(HiddenDeal(hands=tuple(int(vg.hands[lane, (s + r) & 3]) for r in range(4)),
+                              discards=int(vg.discards[lane]), stock=sum(1 << c for c in stock)))
+    return out
+
+
+def _replay(rules: SmearRules, seed: int, history: list[np.ndarray]) -> VectorGame:
+    vg = VectorGame(N, rules, seed=seed)
+    for a in history:
+        vg.step(a)
+    return vg
+
+
+@pytest.mark.parametrize("options", [{}, {"kitty_size": 0}, {"kitty_size": 3, "all_pass": "redeal"}])
+def test_a_loaded_position_is_the_position_every_seat_sees_and_plays_the_same(options: dict) -> None:
+    """Load each lane's position as its seat to act sees it, with the true hidden cards: every seat's
+    observation (the kitty of another seat's contract aside, which the observer cannot know) and the legal
+    actions are the original's, and the same actions to the end of the hand score the same."""
+    rules = SmearRules(**options)
+    rng = np.random.default_rng(1)
+    src = VectorGame(N, rules, seed=11)
+    history: list[np.ndarray] = []
+    for step in range(70):
+        seat = src.to_act.copy()
+        views = decode_batch(src.observe(), src.legal_mask())
+        dst = VectorGame(N, rules, seed=99)
+        dst.load_worlds(np.arange(N), views, _true_deals(src, seat), rng)
+        assert (dst.legal_mask() == src.legal_mask()).all()
+        for r in range(4):
+            diff = src.observe((seat + r) & 3) != dst.observe(np.full(N, r))
+            if r:
+                diff[:, KITTY:KITTY + 32] = False
+            assert not diff.any(), f"step {step}, relative seat {r}: lanes {np.flatnonzero(diff.any(1))}"
+        # the same actions to the end of the hand (lanes still bidding draw their kitty from the shuffled
+        # stock, so they are compared only by observation above)
+        twin = _replay(rules, 11, history)
+        done = src.phase == 0
+        got, want = np.zeros(N), np.zeros(N)
+        play_rng = np.random.default_rng(step)
+        for _ in range(40):
+            live = np.flatnonzero(~done)
+            if not live.size:
+                break
+            acts = twin.random_actions(play_rng)[live]
+            a, b = twin.step(acts, lanes=live), dst.step(acts, lanes=live)
+            ended = (a.hand_over | a.thrown_in)[live]
+            assert (ended == (b.hand_over | b.thrown_in)[live]).all()
+            fin = live[ended]
+            want[fin] = a.reward_score[fin, seat[fin]]
+            got[fin] = b.reward_score[fin, 0]
+            done[fin] = True
+        assert done.all()
+        assert (got == want).all()
+        a = src.random_actions(rng)
+        src.step(a)
+        history.append(a)
+
+
+def test_copy_lanes_repeats_a_position() -> None:
+    src = VectorGame(4, SmearRules(), seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(13):
+        src.step(src.random_actions(rng))
+    dst = VectorGame(8, SmearRules(), seed=5)
+    dst.copy_lanes(np.arange(8), src, np.array([2, 2, 0, 1, 3, 3, 3, 0]))
+    assert (dst.observe() == src.observe()[[2, 2, 0, 1, 3, 3, 3, 0]]).all()
+    assert (dst.legal_mask() == src.legal_mask()[[2, 2, 0, 1, 3, 3, 3, 0]]).all()
+    with pytest.raises(ValueError, match="source lanes"):
+        dst.copy_lanes(np.arange(2), src, np.array([0, 4]))
+    with pytest.raises(ValueError, match="same rules"):
+        dst.copy_lanes(np.arange(1), VectorGame(1, SmearRules(kitty_size=0)), np.array([0]))
+
+
+def _bid_positions(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    vg = VectorGame(n, SmearRules(), seed=seed)
+    return vg.observe(), vg.legal_mask()
+
+
+def test_rollout_values_are_exact_hand_results_of_each_action() -> None:
+    """With one sample per view, an action's value is one played-out hand: an integer score difference
+    (at most 4 points and a set contract of 4 apart), the same for the same generators; every legal action
+    gets one, no illegal action does."""
+    rules = SmearRules()
+    obs, mask = _bid_positions(6, 21)
+    views = decode_batch(obs, mask)
+    h = make_batched_agent("heuristic", rules)
+    for s in range(4):
+        h.start_game(s, s, rules, np.random.default_rng(0))
+    q1 = rollout_values(rules, views, mask, h, h, 1, [np.random.default_rng(i) for i in range(6)])
+    q2 = rollout_values(rules, views, mask, h, h, 1, [np.random.default_rng(i) for i in range(6)])
+    assert (q1 == q2).all()
+    assert np.isfinite(q1[mask]).all() and np.isneginf(q1[~mask]).all()
+    assert (q1[mask] == np.round(q1[mask])).all() and (np.abs(q1[mask]) <= 8).all()
+
+
+def test_the_rollout_agent_sees_no_hidden_card() -> None:
+    """Two tables that differ only in cards the player to act cannot see (the same view completed by two
+    different sampled deals) give it the same observation, and the agent then makes the same choice with
+    the same values: the search starts from the observation, never from the table."""
+    rules = SmearRules()
+    obs, mask = _bid_positions(16, 8)
+    views = decode_batch(obs, mask)
+    rng = np.random.default_rng(3)
+    tables = []
+    for _ in range(2):
+        vg = VectorGame(16, rules)
+        vg.load_worlds(np.arange(16), views, [sample_hidden(v, rng) for v in views], rng)
+        tables.append(vg)
+    assert (tables[0].hands != tables[1].hands).any()
+    assert (tables[0].observe() == tables[1].observe()).all()
+    picks = []
+    for vg in tables:
+        agent = rollout_from_spec("rollout:base=heuristic,samples=3", rules)
+        for lane in range(16):
+            agent.start_game(lane, 0, rules, np.random.default_rng(lane))
+        picks.append(agent.act_batch(vg.observe(), vg.legal_mask(), np.arange(16)))
+        assert agent.searched == 16
+    assert (picks[0] == picks[1]).all()
+
+
+def test_rollout_agent_searches_only_its_phases_and_bad_options_are_named() -> None:
+    rules = SmearRules()
+    agent = rollout_from_spec("rollout:base=heuristic,opponent=heuristic,samples=2", rules)
+    assert isinstance(agent, RolloutAgent)
+    vg = VectorGame(8, rules, seed=4)
+    rng = np.random.default_rng(0)
+    for slot in range(32):
+        agent.start_game(slot, slot % 4, rules, np.random.default_rng(slot))
+    searched = 0
+    for _ in range(60):
+        obs, mask = vg.observe(), vg.legal_mask()
+        acts = agent.act_batch(obs, mask, 4 * np.arange(8) + vg.to_act)
+        assert mask[np.arange(8), acts].all()
+        bids = (vg.phase == 0) & (mask.sum(1) > 1)
+        searched += int(bids.sum())
+        assert agent.searched == searched
+        vg.step(np.where(vg.phase == 0, acts, vg.random_actions(rng)))
+    with pytest.raises(ValueError, match="unknown option"):
+        rollout_from_spec("rollout:sample=3", rules)
+    with pytest.raises(ValueError, match="phases"):
+        rollout_from_spec("rollout:base=heuristic,phases=bid+deal", rules)
+    with pytest.raises(ValueError, match="samples"):
+        rollout_from_spec("rollout:base=heuristic,samples=2.5", rules)
+    with pytest.raises(ValueError, match="must not draw"):
+        rollout_from_spec("rollout:base=heuristic,opponent=random", rules)
+    with pytest.raises(ValueError, match="samples"):
+        rollout_from_spec("rollout:base=heuristic,samples=0", rules)
