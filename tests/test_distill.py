@@ -66,3 +66,22 @@ def test_bad_targets_files_are_named(tmp_path) -> None:
              searched=np.zeros(2, bool))
     with pytest.raises(ValueError, match="shapes"):
         load_targets([bad])
+
+
+def test_expert_iteration_round_writes_a_playable_checkpoint_and_its_log(tmp_path) -> None:
+    import json
+
+    from training.expert_iteration import main as exit_main
+
+    run = tmp_path / "exit"
+    assert exit_main(["--init", "default", "--run-dir", str(run), "--rounds", "1", "--games", "2",
+                      "--workers", "1", "--samples", "1", "--phases", "trump", "--epochs", "1",
+                      "--seed", "5"]) == 0
+    line = json.loads((run / "log.jsonl").read_text().splitlines()[0])
+    assert line["round"] == 1 and line["matches"][0]["games"] == 2
+    assert line["distill"]["rows"] == line["matches"][0]["rows"] > 0
+    assert (run / "command.txt").read_text().startswith("python -m training.expert_iteration --init default")
+    agent = BatchedCheckpointAgent.from_checkpoint(str(run / "final.safetensors"), SmearRules())
+    assert agent.meta["algorithm"] == "expert_iteration"
+    with pytest.raises(SystemExit):
+        exit_main(["--init", "default", "--run-dir", str(run), "--games", "0"])

@@ -25,7 +25,6 @@ import numpy as np
 import torch
 
 from smear_env.actions import NUM_ACTIONS
-from smear_env.agents.checkpoint import read_checkpoint
 from smear_env.observation import OBS_SIZE
 
 from .checkpoint import load_policy_state, save_tensors
@@ -77,9 +76,10 @@ def policy_from_checkpoint(path: str) -> tuple[SmearPolicy, dict[str, Any]]:
 
 
 def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int,
-            seed: int, holdout: float = 0.05, log: Any = print) -> dict[str, float]:
+            seed: int, holdout: float = 0.05, log: Any = print) -> dict[str, float | None]:
     """Fine-tune ``policy`` (in place) by cross-entropy on ``data``'s actions; returns the held-out
-    agreement with the search on its searched rows before and after."""
+    agreement with the search on its searched rows before and after (None when the held-out rows hold no
+    searched decision)."""
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     n = data["action"].size
@@ -91,11 +91,11 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
     act = torch.from_numpy(data["action"].astype(np.int64))
     searched = data["searched"].astype(bool)
 
-    def agreement() -> float:
+    def agreement() -> float | None:
         rows = torch.from_numpy(val[searched[val]])
         with torch.no_grad():
             pred = policy.logits(obs[rows], mask[rows]).argmax(1)
-        return float((pred == act[rows]).float().mean()) if rows.numel() else float("nan")
+        return float((pred == act[rows]).float().mean()) if rows.numel() else None
 
     before = agreement()
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
@@ -112,7 +112,7 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
             opt.step()
             losses.append(loss.item())
         log(f"epoch {epoch + 1}: cross-entropy {np.mean(losses):.4f}, held-out agreement with the search "
-            f"{agreement():.4f}")
+            f"{agreement()}")
     policy.eval()
     return {"agreement_before": before, "agreement_after": agreement(), "rows": float(n),
             "searched_rows": float(searched.sum())}
@@ -136,7 +136,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     policy, meta = policy_from_checkpoint(init)
     data = load_targets(args.data)
     res = distill(policy, data, args.epochs, args.lr, args.batch, args.seed)
-    tensors, _ = read_checkpoint(init)
     out_meta = {k: v for k, v in meta.items() if k not in ("name", "model_card", "source", "state")}
     out_meta["algorithm"] = "distill"
     out_meta["distill"] = {"init": args.init, "data": [str(p) for p in args.data], "epochs": args.epochs,

@@ -51,11 +51,13 @@ def _act(agent: Any, vg: VectorGame, rows: np.ndarray, obs: np.ndarray, mask: np
 
 
 def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray, team: Any, opponent: Any,
-                   samples: int, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+                   samples: int, rngs: Sequence[np.random.Generator],
+                   stats: dict[str, int] | None = None) -> np.ndarray:
     """(n, 72) mean hand score difference (observer's team minus the other) of each legal action of the
     ``n`` relative ``views`` (legal actions: the rows of ``masks``), over ``samples`` deals per view drawn
     from ``rngs[i]``; the rest of each hand played by ``team`` (seats 0 and 2) and ``opponent`` (1, 3),
-    batched agents whose slots 0-3 have started. Illegal actions are ``-inf``."""
+    batched agents whose slots 0-3 have started. Illegal actions are ``-inf``. ``stats``: a dict whose
+    ``"rollout_decisions"`` entry is increased by the decisions played in the rollouts (all seats)."""
     n = len(views)
     out = np.full((n, NUM_ACTIONS), -np.inf)
     legal = [np.flatnonzero(masks[i]) for i in range(n)]
@@ -72,7 +74,9 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
     value = np.zeros(r_world.size)
     for start in range(0, r_world.size, MAX_LANES):
         sl = slice(start, start + MAX_LANES)
-        value[sl] = _play_out(worlds, r_world[sl], r_action[sl], team, opponent)
+        value[sl], steps = _play_out(worlds, r_world[sl], r_action[sl], team, opponent)
+        if stats is not None:
+            stats["rollout_decisions"] = stats.get("rollout_decisions", 0) + steps
     r_view = w_view[r_world]
     sums = np.zeros((n, NUM_ACTIONS))
     np.add.at(sums, (r_view, r_action), value)
@@ -82,9 +86,10 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
 
 
 def _play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, team: Any,
-              opponent: Any) -> np.ndarray:
+              opponent: Any) -> tuple[np.ndarray, int]:
     """Hand score difference for seat 0's team of each lane: world ``world_lanes[j]``, action ``first[j]``
-    by seat 0, then the agents to the end of the hand (a thrown-in hand is worth 0)."""
+    by seat 0, then the agents to the end of the hand (a thrown-in hand is worth 0); and the number of
+    decisions played."""
     m = world_lanes.size
     vg = VectorGame(m, worlds.rules)
     vg.copy_lanes(np.arange(m), worlds, world_lanes)
@@ -92,7 +97,9 @@ def _play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, te
     done = np.zeros(m, dtype=bool)
     live = np.arange(m)
     actions = first
+    steps = 0
     for _ in range(_MAX_STEPS):
+        steps += live.size
         res = vg.step(actions, lanes=live)
         ended = (res.hand_over | res.thrown_in)[live]
         fin = live[ended]
@@ -100,7 +107,7 @@ def _play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, te
         done[fin] = True
         live = np.flatnonzero(~done)
         if not live.size:
-            return value
+            return value, steps
         obs = vg.observe()
         mask = vg.legal_mask()
         own = (vg.to_act[live] & 1) == 0

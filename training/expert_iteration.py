@@ -1,0 +1,127 @@
+"""Expert iteration with rollout search: search improves a policy, the policy learns the search's choices.
+
+Each round:
+
+1. the rollout agent (:mod:`smear_env.agents.rollout`) built on the current policy plays ``games``
+   duplicate games against ``opponent`` per worker (each worker its own deal seed), recording every decision
+   it makes (``targets_<round>_<worker>.npz``);
+2. :func:`training.distill.distill` fine-tunes the current policy on those choices
+   (``round<round>.safetensors``), which becomes the next round's policy.
+
+The run folder keeps ``command.txt``, a ``log.jsonl`` line per round (the search agent's match against the
+opponent and the distillation's figures) and the checkpoints; ``final.safetensors`` is the last round's.
+
+    python -m training.expert_iteration --init default --run-dir runs/exit --rounds 2 --games 1000 \\
+        --workers 2 --seed 81001
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from smear_env.config import SmearRules
+
+from .checkpoint import save_tensors
+from .distill import distill, load_targets, policy_from_checkpoint, save_targets
+
+
+def search_spec(policy: str, opponent: str, samples: int, phases: str) -> str:
+    """The rollout agent spec of a round."""
+    return f"rollout:base={policy},opponent={opponent},samples={samples},phases={phases}"
+
+
+def generate(spec: str, opponent: str, games: int, seed: int, out: str) -> dict[str, Any]:
+    """Play ``games`` duplicate games (seed ``seed``) of the rollout agent ``spec`` against ``opponent``,
+    write its decisions to ``out``; the match's figures."""
+    from smear_env.agents.rollout import rollout_from_spec
+    from smear_env.evaluation.batched import one_blas_thread
+
+    from .diagnostics import match_with_bids
+
+    rules = SmearRules()
+    agent = rollout_from_spec(spec, rules)
+    agent.recorded = []
+    t0 = time.monotonic()
+    with one_blas_thread():
+        summary = match_with_bids(agent, opponent, games, seed, rules)["summary"]
+    rows = save_targets(out, agent.recorded)
+    return {"seed": seed, "games": games, "win_rate": summary["win_rate_a"],
+            "win_rate_ci95": summary["win_rate_a_ci95"], "margin_per_hand": summary["margin_per_hand_a"],
+            "rows": rows, "searched": agent.searched, "changed": agent.changed,
+            "seconds": round(time.monotonic() - t0, 1)}
+
+
+def _generate_star(args: tuple[str, str, int, int, str]) -> dict[str, Any]:
+    torch.set_num_threads(1)
+    return generate(*args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m training.expert_iteration",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--init", required=True, help="checkpoint file or shipped agent name of round 0")
+    ap.add_argument("--run-dir", required=True)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--games", type=int, default=1000, help="duplicate games per worker and round")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0, help="deal seed of round 0's worker 0 (then +1 each)")
+    ap.add_argument("--opponent", default="heuristic", help="the table's other team, in the games and in the "
+                    "rollouts (a greedy checkpoint or the heuristic)")
+    ap.add_argument("--samples", type=int, default=32)
+    ap.add_argument("--phases", default="trump+discard+play")
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--batch", type=int, default=1024)
+    args = ap.parse_args(argv)
+    for key in ("rounds", "games", "workers", "samples", "epochs", "batch"):
+        if getattr(args, key) < 1:
+            ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
+    from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
+
+    run = Path(args.run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    command = " ".join(["python -m training.expert_iteration", *(argv if argv is not None else sys.argv[1:])])
+    (run / "command.txt").write_text(command + "\n")
+    policy_path = str(shipped_path(args.init)) if args.init in SHIPPED_AGENTS else args.init
+    torch.set_num_threads(1)
+    for rnd in range(1, args.rounds + 1):
+        t0 = time.monotonic()
+        spec = search_spec(policy_path, args.opponent, args.samples, args.phases)
+        jobs = [(spec, args.opponent, args.games, args.seed + (rnd - 1) * args.workers + w,
+                 str(run / f"targets_{rnd}_{w}.npz")) for w in range(args.workers)]
+        if args.workers > 1:
+            with mp.get_context("spawn").Pool(args.workers) as pool:
+                matches = pool.map(_generate_star, jobs)
+        else:
+            matches = [_generate_star(jobs[0])]
+        policy, meta = policy_from_checkpoint(policy_path)
+        data = load_targets([j[4] for j in jobs])
+        res = distill(policy, data, args.epochs, args.lr, args.batch, seed=args.seed + rnd)
+        out = run / f"round{rnd}.safetensors"
+        out_meta = {k: v for k, v in meta.items() if k not in ("name", "model_card", "source", "state")}
+        out_meta["algorithm"] = "expert_iteration"
+        out_meta["expert_iteration"] = {"command": command, "round": rnd, "init": args.init,
+                                        "search": spec, "matches": matches, **res}
+        save_tensors(out, {f"policy.{k}": v for k, v in policy.state_dict().items()}, out_meta)
+        line = {"round": rnd, "search": spec, "matches": matches, "distill": res,
+                "seconds": round(time.monotonic() - t0, 1), "checkpoint": str(out)}
+        with open(run / "log.jsonl", "a") as f:
+            f.write(json.dumps(line) + "\n")
+        print(json.dumps(line), flush=True)
+        policy_path = str(out)
+    shutil.copyfile(policy_path, run / "final.safetensors")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
