@@ -19,7 +19,6 @@ import numpy as np
 
 from smear_env.actions import action_name
 from smear_env.agents import rollout as ro
-from smear_env.agents.batched import make_batched_agent
 from smear_env.config import SmearRules
 from smear_env.infoset import HiddenDeal
 from smear_env.observation import decode_batch
@@ -35,10 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=123)
     args = ap.parse_args(argv)
     rules = SmearRules()
-    team, opp = make_batched_agent(args.base, rules), make_batched_agent(args.opponent, rules)
-    for a in (team, opp):
-        for s in range(4):
-            a.start_game(s, s, rules, np.random.default_rng(0))
+    team, opp = ro.rollout_players(args.base, args.opponent, rules)
     n = args.positions
     vg = VectorGame(n, rules, seed=args.seed)
     obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
@@ -52,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     legal = [np.flatnonzero(mask[i]) for i in range(n)]
     lanes = np.concatenate([np.full(a.size, i) for i, a in enumerate(legal)])
     acts = np.concatenate(legal)
-    value, _ = ro._play_out(world, lanes, acts, team, opp)
+    value, _ = ro.play_out(world, lanes, acts, team, opp)
     truth = np.full(q.shape, np.nan)
     truth[lanes, acts] = value
     print(f"{n} first-bidder positions, {args.samples} sampled deals each; base {args.base!r}, "

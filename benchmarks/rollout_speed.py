@@ -18,7 +18,6 @@ import time
 import numpy as np
 
 from smear_env.agents import rollout as ro
-from smear_env.agents.batched import make_batched_agent
 from smear_env.config import SmearRules
 from smear_env.observation import decode_batch
 from smear_env.vector import VectorGame
@@ -32,10 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     rules = SmearRules()
-    team, opp = make_batched_agent(args.base, rules), make_batched_agent("heuristic", rules)
-    for a in (team, opp):
-        for s in range(4):
-            a.start_game(s, s, rules, np.random.default_rng(0))
+    team, opp = ro.rollout_players(args.base, "heuristic", rules)
     vg = VectorGame(args.games, rules, seed=args.seed)
     rows: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {c: [] for c in ro.PHASES.values()}
     for _ in range(40):  # about one hand and a half of positions

@@ -68,20 +68,26 @@ def test_bad_targets_files_are_named(tmp_path) -> None:
         load_targets([bad])
 
 
-def test_expert_iteration_round_writes_a_playable_checkpoint_and_its_log(tmp_path) -> None:
+def test_expert_iteration_rounds_write_playable_checkpoints_and_their_log(tmp_path) -> None:
     import json
 
     from training.expert_iteration import main as exit_main
 
     run = tmp_path / "exit"
-    assert exit_main(["--init", "default", "--run-dir", str(run), "--rounds", "1", "--games", "2",
+    assert exit_main(["--init", "default", "--run-dir", str(run), "--rounds", "2", "--games", "2",
                       "--workers", "1", "--samples", "1", "--phases", "trump", "--epochs", "1",
-                      "--seed", "5"]) == 0
-    line = json.loads((run / "log.jsonl").read_text().splitlines()[0])
-    assert line["round"] == 1 and line["matches"][0]["games"] == 2
-    assert line["distill"]["rows"] == line["matches"][0]["rows"] > 0
+                      "--seed", "5", "--window", "2"]) == 0
+    first, second = (json.loads(t) for t in (run / "log.jsonl").read_text().splitlines())
+    assert first["round"] == 1 and first["matches"][0]["games"] == 2
+    assert first["distill"]["rows"] == first["matches"][0]["rows"] > 0
+    # round 2 searched with round 1's policy and learned from both rounds' targets (--window 2)
+    assert "round1.safetensors" in second["search"]
+    assert second["distill"]["rows"] == first["matches"][0]["rows"] + second["matches"][0]["rows"]
+    assert (run / "final.safetensors").read_bytes() == (run / "round2.safetensors").read_bytes()
     assert (run / "command.txt").read_text().startswith("python -m training.expert_iteration --init default")
     agent = BatchedCheckpointAgent.from_checkpoint(str(run / "final.safetensors"), SmearRules())
     assert agent.meta["algorithm"] == "expert_iteration"
     with pytest.raises(SystemExit):
         exit_main(["--init", "default", "--run-dir", str(run), "--games", "0"])
+    with pytest.raises(SystemExit):
+        exit_main(["--init", "default", "--run-dir", str(run), "--window", "0"])

@@ -75,6 +75,16 @@ def policy_from_checkpoint(path: str) -> tuple[SmearPolicy, dict[str, Any]]:
     return pol, meta
 
 
+def distilled_metadata(meta: dict[str, Any], algorithm: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The metadata of a checkpoint distilled from one with metadata ``meta``: its network and rules, less
+    what described the source agent (shipped name, model card, source, training state), with
+    ``algorithm`` and the run's ``record`` under that key."""
+    out = {k: v for k, v in meta.items() if k not in ("name", "model_card", "source", "state")}
+    out["algorithm"] = algorithm
+    out[algorithm] = record
+    return out
+
+
 def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int,
             seed: int, holdout: float = 0.05, log: Any = print) -> dict[str, float | None]:
     """Fine-tune ``policy`` (in place) by cross-entropy on ``data``'s actions; returns the held-out
@@ -136,12 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     policy, meta = policy_from_checkpoint(init)
     data = load_targets(args.data)
     res = distill(policy, data, args.epochs, args.lr, args.batch, args.seed)
-    out_meta = {k: v for k, v in meta.items() if k not in ("name", "model_card", "source", "state")}
-    out_meta["algorithm"] = "distill"
-    out_meta["distill"] = {"init": args.init, "data": [str(p) for p in args.data], "epochs": args.epochs,
-                           "lr": args.lr, "batch": args.batch, "seed": args.seed,
-                           "command": " ".join(["python -m training.distill", *(argv or sys.argv[1:])]),
-                           **res, "seconds": round(time.monotonic() - t0, 1)}
+    record = {"init": args.init, "data": [str(p) for p in args.data], "epochs": args.epochs, "lr": args.lr,
+              "batch": args.batch, "seed": args.seed,
+              "command": " ".join(["python -m training.distill", *(argv or sys.argv[1:])]),
+              **res, "seconds": round(time.monotonic() - t0, 1)}
+    out_meta = distilled_metadata(meta, "distill", record)
     state = {f"policy.{k}": v for k, v in policy.state_dict().items()}
     save_tensors(args.out, state, out_meta)
     print(f"wrote {args.out}: {res}")

@@ -5,14 +5,15 @@ Each round:
 1. the rollout agent (:mod:`smear_env.agents.rollout`) built on the current policy plays ``games``
    duplicate games against ``opponent`` per worker (each worker its own deal seed), recording every decision
    it makes (``targets_<round>_<worker>.npz``);
-2. :func:`training.distill.distill` fine-tunes the current policy on those choices
-   (``round<round>.safetensors``), which becomes the next round's policy.
+2. :func:`training.distill.distill` fine-tunes the current policy on those choices and, with ``--window W``,
+   on those of the ``W - 1`` rounds before (``round<round>.safetensors``); the result is the next round's
+   policy.
 
 The run folder keeps ``command.txt``, a ``log.jsonl`` line per round (the search agent's match against the
 opponent and the distillation's figures) and the checkpoints; ``final.safetensors`` is the last round's.
 
-    python -m training.expert_iteration --init default --run-dir runs/exit --rounds 2 --games 1000 \\
-        --workers 2 --seed 81001
+    python -m training.expert_iteration --init default --run-dir runs/exit --rounds 3 --games 1000 \\
+        --workers 2 --seed 81001 --window 2
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import torch
 from smear_env.config import SmearRules
 
 from .checkpoint import save_tensors
-from .distill import distill, load_targets, policy_from_checkpoint, save_targets
+from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint, save_targets
 
 
 def search_spec(policy: str, opponent: str, samples: int, phases: str) -> str:
@@ -82,8 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--window", type=int, default=1, help="distil on the targets of this many rounds: this "
+                    "one and the ones before it")
     args = ap.parse_args(argv)
-    for key in ("rounds", "games", "workers", "samples", "epochs", "batch"):
+    for key in ("rounds", "games", "workers", "samples", "epochs", "batch", "window"):
         if getattr(args, key) < 1:
             ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
     from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
@@ -105,13 +108,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             matches = [_generate_star(jobs[0])]
         policy, meta = policy_from_checkpoint(policy_path)
-        data = load_targets([j[4] for j in jobs])
+        window = range(max(1, rnd - args.window + 1), rnd + 1)
+        data = load_targets([run / f"targets_{r}_{w}.npz" for r in window for w in range(args.workers)])
         res = distill(policy, data, args.epochs, args.lr, args.batch, seed=args.seed + rnd)
         out = run / f"round{rnd}.safetensors"
-        out_meta = {k: v for k, v in meta.items() if k not in ("name", "model_card", "source", "state")}
-        out_meta["algorithm"] = "expert_iteration"
-        out_meta["expert_iteration"] = {"command": command, "round": rnd, "init": args.init,
-                                        "search": spec, "matches": matches, **res}
+        out_meta = distilled_metadata(meta, "expert_iteration", {
+            "command": command, "round": rnd, "init": args.init, "search": spec, "matches": matches,
+            "window": args.window, **res})
         save_tensors(out, {f"policy.{k}": v for k, v in policy.state_dict().items()}, out_meta)
         line = {"round": rnd, "search": spec, "matches": matches, "distill": res,
                 "seconds": round(time.monotonic() - t0, 1), "checkpoint": str(out)}

@@ -35,7 +35,8 @@ from ..observation import PHASE, decode_batch
 from ..vector import VectorGame
 from .slots import _check_start, _SlotTable, check_batch
 
-__all__ = ["PHASES", "ROLLOUT_PREFIX", "RolloutAgent", "rollout_from_spec", "rollout_values"]
+__all__ = ["PHASES", "ROLLOUT_PREFIX", "RolloutAgent", "play_out", "rollout_from_spec", "rollout_players",
+           "rollout_values"]
 
 PHASES = {"bid": int(BIDDING), "trump": int(TRUMP), "discard": int(DISCARD), "play": int(PLAY)}
 """Phase names of the ``phases`` option and their engine codes."""
@@ -74,7 +75,7 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
     value = np.zeros(r_world.size)
     for start in range(0, r_world.size, MAX_LANES):
         sl = slice(start, start + MAX_LANES)
-        value[sl], steps = _play_out(worlds, r_world[sl], r_action[sl], team, opponent)
+        value[sl], steps = play_out(worlds, r_world[sl], r_action[sl], team, opponent)
         if stats is not None:
             stats["rollout_decisions"] = stats.get("rollout_decisions", 0) + steps
     r_view = w_view[r_world]
@@ -85,11 +86,12 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
     return out
 
 
-def _play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, team: Any,
+def play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, team: Any,
               opponent: Any) -> tuple[np.ndarray, int]:
-    """Hand score difference for seat 0's team of each lane: world ``world_lanes[j]``, action ``first[j]``
-    by seat 0, then the agents to the end of the hand (a thrown-in hand is worth 0); and the number of
-    decisions played."""
+    """Hand score difference for seat 0's team of each lane: world ``world_lanes[j]`` of ``worlds``, action
+    ``first[j]`` by seat 0, then ``team`` (seats 0 and 2) and ``opponent`` (1 and 3) to the end of the hand
+    (a thrown-in hand is worth 0); and the number of decisions played. The players are batched agents
+    whose slots 0-3 have started (:func:`rollout_players`)."""
     m = world_lanes.size
     vg = VectorGame(m, worlds.rules)
     vg.copy_lanes(np.arange(m), worlds, world_lanes)
@@ -125,9 +127,12 @@ class RolloutAgent:
     vectorised = True
     draws = True
 
-    def __init__(self, base: Any, rules: SmearRules | None = None, opponent: Any = None, samples: int = 32,
-                 phases: Sequence[str] = ("bid",), margin: float = 0.0, name: str = "rollout",
-                 team_model: Any = None, opponent_model: Any = None) -> None:
+    def __init__(self, base: Any, rules: SmearRules | None = None, team: Any = None, opponent: Any = None,
+                 samples: int = 32, phases: Sequence[str] = ("bid",), margin: float = 0.0,
+                 name: str = "rollout") -> None:
+        """``team`` and ``opponent``: the rollouts' players (batched agents whose slots 0-3 have started, as
+        :func:`rollout_players` makes them; own instances, since their slots are the rollout seats, not the
+        table's); ``team`` defaults to ``base`` and ``opponent`` to ``team``."""
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"rollout: samples must be an integer >= 1, not {samples!r}")
         bad = [p for p in phases if p not in PHASES]
@@ -142,10 +147,8 @@ class RolloutAgent:
         self.phases = tuple(phases)
         self.margin = float(margin)
         self._codes = np.array([PHASES[p] for p in self.phases])
-        # the rollout's players: own instances (their slots 0-3 are the rollout seats, not the table's)
-        self.team = team_model if team_model is not None else base
-        self.opponent = opponent_model if opponent_model is not None else (
-            opponent if opponent is not None else self.team)
+        self.team = team if team is not None else base
+        self.opponent = opponent if opponent is not None else self.team
         self._rngs = _SlotTable(name)
         self.searched = 0
         """Decisions decided by rollouts so far."""
@@ -191,7 +194,7 @@ class RolloutAgent:
         return actions
 
     def close(self) -> None:
-        for a in (self.base, self.team, self.opponent):
+        for a in {id(a): a for a in (self.base, self.team, self.opponent)}.values():
             a.close()
 
 
@@ -223,15 +226,31 @@ def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgen
     if isinstance(margin, bool) or not isinstance(margin, int | float):
         raise ValueError(f"bad rollout spec {spec!r}: margin must be a number >= 0, not {margin!r}")
     phases = tuple(str(options.get("phases", "bid")).split("+"))
+    try:
+        team, opp = rollout_players(base_spec, opp_spec, rules)
+    except ValueError as e:
+        raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
     base = make_batched_agent(base_spec, rules)
-    team = make_batched_agent(base_spec, rules)
-    opp = make_batched_agent(opp_spec, rules)
-    seed_rng = np.random.default_rng(0)  # the rollout players never draw (greedy checkpoints, heuristic)
-    for agent in (team, opp):
+    return RolloutAgent(base, rules, team=team, opponent=opp, samples=samples, phases=phases,
+                        margin=float(margin), name=text)
+
+
+def rollout_players(team: str, opponent: str, rules: SmearRules) -> tuple[Any, Any]:
+    """The rollouts' two players from agent specs, their slots 0-3 started as seats 0-3: what
+    :func:`rollout_values` and :func:`play_out` take. They must not draw (a greedy checkpoint or the
+    heuristic), so that a rollout depends only on the sampled deal."""
+    from .batched import make_batched_agent
+
+    seed_rng = np.random.default_rng(0)  # never drawn from (checked below)
+    players = []
+    for spec in (team, opponent):
+        agent = make_batched_agent(spec, rules)
         if getattr(agent, "draws", True):
-            raise ValueError(f"bad rollout spec {spec!r}: the rollout players must not draw (a greedy "
-                             f"checkpoint or the heuristic), not {agent.name!r}")
+            for a in (*players, agent):
+                a.close()
+            raise ValueError(f"the rollout players must not draw (a greedy checkpoint or the heuristic), "
+                             f"not {agent.name!r}")
         for seat in range(4):
             agent.start_game(seat, seat, rules, seed_rng)
-    return RolloutAgent(base, rules, samples=samples, phases=phases, margin=float(margin), name=text,
-                        team_model=team, opponent_model=opp)
+        players.append(agent)
+    return players[0], players[1]
