@@ -12,8 +12,8 @@ Each round:
 The run folder keeps ``command.txt``, a ``log.jsonl`` line per round (the search agent's match against the
 opponent and the distillation's figures) and the checkpoints; ``final.safetensors`` is the last round's.
 
-    python -m training.expert_iteration --init default --run-dir runs/exit --rounds 3 --games 1000 \\
-        --workers 2 --seed 81001 --window 2
+    python -m training.expert_iteration --init runs/default/checkpoints/latest.safetensors \\
+        --run-dir runs/exit --rounds 3 --games 1000 --workers 2 --seed 81001 --window 2
 """
 
 from __future__ import annotations
