@@ -87,7 +87,7 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
 
 
 def play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, team: Any,
-              opponent: Any) -> tuple[np.ndarray, int]:
+             opponent: Any) -> tuple[np.ndarray, int]:
     """Hand score difference for seat 0's team of each lane: world ``world_lanes[j]`` of ``worlds``, action
     ``first[j]`` by seat 0, then ``team`` (seats 0 and 2) and ``opponent`` (1 and 3) to the end of the hand
     (a thrown-in hand is worth 0); and the number of decisions played. The players are batched agents
