@@ -138,9 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
+    from smear_env.agents.shipped import checkpoint_file
 
-    init = str(shipped_path(args.init)) if args.init in SHIPPED_AGENTS else args.init
+    init = checkpoint_file(args.init)
     t0 = time.monotonic()
     torch.set_num_threads(1)
     policy, meta = policy_from_checkpoint(init)

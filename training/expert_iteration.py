@@ -36,6 +36,11 @@ from .checkpoint import save_tensors
 from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint, save_targets
 
 
+def targets_path(run: Path, rnd: int, worker: int) -> Path:
+    """The targets file of round ``rnd``'s worker ``worker`` in run folder ``run``."""
+    return run / f"targets_{rnd}_{worker}.npz"
+
+
 def search_spec(policy: str, opponent: str, samples: int, phases: str) -> str:
     """The rollout agent spec of a round."""
     return f"rollout:base={policy},opponent={opponent},samples={samples},phases={phases}"
@@ -89,19 +94,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key in ("rounds", "games", "workers", "samples", "epochs", "batch", "window"):
         if getattr(args, key) < 1:
             ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
-    from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
+    from smear_env.agents.shipped import checkpoint_file
 
     run = Path(args.run_dir)
     run.mkdir(parents=True, exist_ok=True)
     command = " ".join(["python -m training.expert_iteration", *(argv if argv is not None else sys.argv[1:])])
     (run / "command.txt").write_text(command + "\n")
-    policy_path = str(shipped_path(args.init)) if args.init in SHIPPED_AGENTS else args.init
+    policy_path = checkpoint_file(args.init)
     torch.set_num_threads(1)
     for rnd in range(1, args.rounds + 1):
         t0 = time.monotonic()
         spec = search_spec(policy_path, args.opponent, args.samples, args.phases)
         jobs = [(spec, args.opponent, args.games, args.seed + (rnd - 1) * args.workers + w,
-                 str(run / f"targets_{rnd}_{w}.npz")) for w in range(args.workers)]
+                 str(targets_path(run, rnd, w))) for w in range(args.workers)]
         if args.workers > 1:
             with mp.get_context("spawn").Pool(args.workers) as pool:
                 matches = pool.map(_generate_star, jobs)
@@ -109,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             matches = [_generate_star(jobs[0])]
         policy, meta = policy_from_checkpoint(policy_path)
         window = range(max(1, rnd - args.window + 1), rnd + 1)
-        data = load_targets([run / f"targets_{r}_{w}.npz" for r in window for w in range(args.workers)])
+        data = load_targets([targets_path(run, r, w) for r in window for w in range(args.workers)])
         res = distill(policy, data, args.epochs, args.lr, args.batch, seed=args.seed + rnd)
         out = run / f"round{rnd}.safetensors"
         out_meta = distilled_metadata(meta, "expert_iteration", {

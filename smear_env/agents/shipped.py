@@ -93,9 +93,16 @@ def shipped_path(name: str) -> Path:
     return path
 
 
+def checkpoint_file(spec: str) -> str:
+    """The checkpoint file a spec names: the shipped agent's file for a shipped name (:func:`shipped_path`),
+    else ``spec`` itself (a path)."""
+    return str(shipped_path(spec)) if spec in SHIPPED_AGENTS else spec
+
+
 def model_card(name: str) -> str:
     """The model card (Markdown) of the shipped agent ``name``."""
     return (shipped_dir() / _entry(name).card).read_text(encoding="utf-8")
 
 
-__all__ = ["PACKAGE_DIR", "SHIPPED_AGENTS", "ShippedAgent", "model_card", "shipped_dir", "shipped_path"]
+__all__ = ["PACKAGE_DIR", "SHIPPED_AGENTS", "ShippedAgent", "checkpoint_file", "model_card", "shipped_dir",
+           "shipped_path"]
