@@ -43,14 +43,7 @@ def main(argv: list[str] | None = None) -> None:
                           [np.random.default_rng([args.seed, i]) for i in range(n)])
     true_deals = [HiddenDeal(hands=tuple(int(vg.hands[i, (int(seat[i]) + r) & 3]) for r in range(4)),
                              discards=0, stock=sum(1 << c for c in vg.stock[i].tolist())) for i in range(n)]
-    world = VectorGame(n, rules)
-    world.load_worlds(np.arange(n), views, true_deals, np.random.default_rng(args.seed))
-    legal = [np.flatnonzero(mask[i]) for i in range(n)]
-    lanes = np.concatenate([np.full(a.size, i) for i, a in enumerate(legal)])
-    acts = np.concatenate(legal)
-    value, _ = ro.play_out(world, lanes, acts, team, opp)
-    truth = np.full(q.shape, np.nan)
-    truth[lanes, acts] = value
+    truth = ro.values_in_deals(rules, views, mask, true_deals, team, opp, np.random.default_rng(args.seed))
     print(f"{n} first-bidder positions, {args.samples} sampled deals each; base {args.base!r}, "
           f"opponent {args.opponent!r}")
     print("| bid | positions | mean estimate | mean true outcome |")

@@ -8,9 +8,10 @@ import pytest
 from smear_env.agents.batched import make_batched_agent
 from smear_env.agents.rollout import RolloutAgent, rollout_from_spec, rollout_values
 from smear_env.config import SmearRules
-from smear_env.infoset import HiddenDeal, sample_hidden
+from smear_env.infoset import HiddenDeal
 from smear_env.observation import KITTY, decode_batch
 from smear_env.vector import VectorGame
+from tests.search_helpers import hidden_twins
 
 N = 64
 
@@ -125,14 +126,7 @@ def test_the_rollout_agent_sees_no_hidden_card() -> None:
     rules = SmearRules()
     obs, mask = _bid_positions(16, 8)
     views = decode_batch(obs, mask)
-    rng = np.random.default_rng(3)
-    tables = []
-    for _ in range(2):
-        vg = VectorGame(16, rules)
-        vg.load_worlds(np.arange(16), views, [sample_hidden(v, rng) for v in views], rng)
-        tables.append(vg)
-    assert (tables[0].hands != tables[1].hands).any()
-    assert (tables[0].observe() == tables[1].observe()).all()
+    tables = hidden_twins(views, rules, np.random.default_rng(3))
     picks = []
     for vg in tables:
         agent = rollout_from_spec("rollout:base=heuristic,samples=3", rules)

@@ -36,7 +36,7 @@ from ..vector import VectorGame
 from .slots import _check_start, _SlotTable, check_batch
 
 __all__ = ["PHASES", "ROLLOUT_PREFIX", "RolloutAgent", "play_out", "rollout_from_spec", "rollout_players",
-           "rollout_values"]
+           "rollout_values", "values_in_deals"]
 
 PHASES = {"bid": int(BIDDING), "trump": int(TRUMP), "discard": int(DISCARD), "play": int(PLAY)}
 """Phase names of the ``phases`` option and their engine codes."""
@@ -53,22 +53,31 @@ def _act(agent: Any, vg: VectorGame, rows: np.ndarray, obs: np.ndarray, mask: np
 
 def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray, team: Any, opponent: Any,
                    samples: int, rngs: Sequence[np.random.Generator],
-                   stats: dict[str, int] | None = None) -> np.ndarray:
+                   stats: dict[str, int] | None = None,
+                   deals: Sequence[Sequence[Any]] | None = None) -> np.ndarray:
     """(n, 72) mean hand score difference (observer's team minus the other) of each legal action of the
     ``n`` relative ``views`` (legal actions: the rows of ``masks``), over ``samples`` deals per view drawn
     from ``rngs[i]``; the rest of each hand played by ``team`` (seats 0 and 2) and ``opponent`` (1, 3),
     batched agents whose slots 0-3 have started. Illegal actions are ``-inf``. ``stats``: a dict whose
-    ``"rollout_decisions"`` entry is increased by the decisions played in the rollouts (all seats)."""
+    ``"rollout_decisions"`` entry is increased by the decisions played in the rollouts (all seats).
+    ``deals``: per view its ``samples`` hidden deals (e.g.
+    :func:`~smear_env.agents.inference.sample_inferred`); by default
+    :func:`~smear_env.infoset.sample_hidden` draws them uniformly."""
     n = len(views)
     out = np.full((n, NUM_ACTIONS), -np.inf)
     legal = [np.flatnonzero(masks[i]) for i in range(n)]
     # worlds: one lane per (view, sample); rollout lanes: one per (world, legal action)
     w_view = np.repeat(np.arange(n), samples)
-    deals = [sample_hidden(views[i], rngs[i]) for i in w_view.tolist()]
+    if deals is None:
+        flat = [sample_hidden(views[i], rngs[i]) for i in w_view.tolist()]
+    else:
+        if len(deals) != n or any(len(d) != samples for d in deals):
+            raise ValueError(f"rollout_values: deals must hold {samples} deals for each of the {n} views")
+        flat = [d for per_view in deals for d in per_view]
     worlds = VectorGame(int(w_view.size), vg_rules)
     for i in range(n):  # the stock order (which cards are the kitty) from each view's own generator
         lanes = np.arange(i * samples, (i + 1) * samples)
-        worlds.load_worlds(lanes, [views[i]] * samples, deals[i * samples:(i + 1) * samples], rngs[i])
+        worlds.load_worlds(lanes, [views[i]] * samples, flat[i * samples:(i + 1) * samples], rngs[i])
     r_world = np.concatenate([np.repeat(np.arange(i * samples, (i + 1) * samples), legal[i].size)
                               for i in range(n)])
     r_action = np.concatenate([np.tile(legal[i], samples) for i in range(n)])
@@ -121,6 +130,25 @@ def play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, tea
     raise RuntimeError(f"rollout: a hand did not end within {_MAX_STEPS} decisions")
 
 
+def values_in_deals(rules: SmearRules, views: Sequence[Any], masks: np.ndarray, deals: Sequence[Any],
+                    team: Any, opponent: Any, rng: np.random.Generator) -> np.ndarray:
+    """(n, 72): each legal action of each relative view played once in ``deals[i]`` (e.g. the true deal)
+    and the hand played out by ``team`` and ``opponent`` as in :func:`play_out`; ``nan`` where illegal.
+    With players that do not draw this is the action's exact value in that deal (``rng`` draws only what
+    :meth:`~smear_env.vector.VectorGame.load_worlds` draws: which of another bidder's cards were the
+    kitty). The benchmarks check the search against it."""
+    n = len(views)
+    world = VectorGame(n, rules)
+    world.load_worlds(np.arange(n), views, deals, rng)
+    legal = [np.flatnonzero(masks[i]) for i in range(n)]
+    lanes = np.concatenate([np.full(a.size, i) for i, a in enumerate(legal)])
+    acts = np.concatenate(legal)
+    value, _ = play_out(world, lanes, acts, team, opponent)
+    out = np.full(masks.shape, np.nan)
+    out[lanes, acts] = value
+    return out
+
+
 class RolloutAgent:
     """``base`` improved by rollouts at the decisions of ``phases`` (see the module docstring)."""
 
@@ -129,8 +157,12 @@ class RolloutAgent:
 
     def __init__(self, base: Any, rules: SmearRules | None = None, team: Any = None, opponent: Any = None,
                  samples: int = 32, phases: Sequence[str] = ("bid",), margin: float = 0.0,
-                 name: str = "rollout") -> None:
-        """``team`` and ``opponent``: the rollouts' players (batched agents whose slots 0-3 have started, as
+                 name: str = "rollout", inference: Any = None, alpha: float = 1.0, moves: int = 200) -> None:
+        """``inference``: an :class:`~smear_env.agents.inference.InferenceModel`; with one, the sampled deals
+        are :func:`~smear_env.agents.inference.sample_inferred`'s (``alpha``, ``moves`` its ``alpha`` and
+        ``steps``) instead of uniform.
+
+        ``team`` and ``opponent``: the rollouts' players (batched agents whose slots 0-3 have started, as
         :func:`rollout_players` makes them; own instances, since their slots are the rollout seats, not the
         table's); ``team`` defaults to ``base`` and ``opponent`` to ``team``."""
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -140,6 +172,13 @@ class RolloutAgent:
             raise ValueError(f"rollout: phases {list(phases)!r}: each must be one of {sorted(PHASES)}")
         if not margin >= 0:
             raise ValueError(f"rollout: margin must be >= 0, not {margin!r}")
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 <= alpha < float("inf"):
+            raise ValueError(f"rollout: alpha must be a number >= 0, not {alpha!r}")
+        if isinstance(moves, bool) or not isinstance(moves, int) or moves < 0:
+            raise ValueError(f"rollout: moves must be an integer >= 0, not {moves!r}")
+        self.inference = inference
+        self.alpha = float(alpha)
+        self.moves = moves
         self.name = name
         self.rules = rules if rules is not None else SmearRules()
         self.base = base
@@ -177,7 +216,14 @@ class RolloutAgent:
         if rows.size:
             views = decode_batch(obs[rows], mask[rows])
             rngs = [self._rngs.get(int(s)) for s in slots[rows]]
-            q = rollout_values(self.rules, views, mask[rows], self.team, self.opponent, self.samples, rngs)
+            deals = None
+            if self.inference is not None:
+                from .inference import sample_inferred
+
+                deals = sample_inferred(views, self.inference.log_probs(obs[rows]), rngs, self.samples,
+                                        self.alpha, self.moves)
+            q = rollout_values(self.rules, views, mask[rows], self.team, self.opponent, self.samples, rngs,
+                               deals=deals)
             best = np.argmax(q, axis=1)
             base_q = q[np.arange(rows.size), actions[rows]]
             take = q[np.arange(rows.size), best] > base_q + self.margin
@@ -200,7 +246,9 @@ class RolloutAgent:
 
 ROLLOUT_PREFIX = "rollout:"
 _OPTIONS = {"base": "an agent spec", "opponent": "an agent spec", "samples": "an integer >= 1",
-            "phases": "'+'-joined phases", "margin": "a number >= 0"}
+            "phases": "'+'-joined phases", "margin": "a number >= 0",
+            "inference": "a card-location model file (python -m training.inference)",
+            "alpha": "a number >= 0", "moves": "an integer >= 0"}
 
 
 def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgent:
@@ -226,13 +274,27 @@ def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgen
     if isinstance(margin, bool) or not isinstance(margin, int | float):
         raise ValueError(f"bad rollout spec {spec!r}: margin must be a number >= 0, not {margin!r}")
     phases = tuple(str(options.get("phases", "bid")).split("+"))
+    model = None
+    if "inference" in options:
+        from .inference import load_inference
+
+        try:
+            model = load_inference(str(options["inference"]), rules)
+        except ValueError as e:
+            raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
     try:
         team, opp = rollout_players(base_spec, opp_spec, rules)
     except ValueError as e:
         raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
     base = make_batched_agent(base_spec, rules)
-    return RolloutAgent(base, rules, team=team, opponent=opp, samples=samples, phases=phases,
-                        margin=float(margin), name=text)
+    try:
+        return RolloutAgent(base, rules, team=team, opponent=opp, samples=samples, phases=phases,
+                            margin=float(margin), name=text, inference=model,
+                            alpha=options.get("alpha", 1.0), moves=options.get("moves", 200))
+    except ValueError:
+        for a in (team, opp, base):
+            a.close()
+        raise
 
 
 def rollout_players(team: str, opponent: str, rules: SmearRules) -> tuple[Any, Any]:
