@@ -41,9 +41,10 @@ def targets_path(run: Path, rnd: int, worker: int) -> Path:
     return run / f"targets_{rnd}_{worker}.npz"
 
 
-def search_spec(policy: str, opponent: str, samples: int, phases: str) -> str:
-    """The rollout agent spec of a round."""
-    return f"rollout:base={policy},opponent={opponent},samples={samples},phases={phases}"
+def search_spec(policy: str, opponent: str, samples: int, phases: str, options: str = "") -> str:
+    """The rollout agent spec of a round (``options``: more ``key=value`` pairs, comma-joined)."""
+    spec = f"rollout:base={policy},opponent={opponent},samples={samples},phases={phases}"
+    return f"{spec},{options}" if options else spec
 
 
 def generate(spec: str, opponent: str, games: int, seed: int, out: str) -> dict[str, Any]:
@@ -85,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "rollouts (a greedy checkpoint or the heuristic)")
     ap.add_argument("--samples", type=int, default=32)
     ap.add_argument("--phases", default="trump+discard+play")
+    ap.add_argument("--search-options", default="", help="more options of the rollout spec, comma-joined "
+                    "key=value (e.g. margin=0.02,winprob=FILE: see smear_env.agents.rollout)")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--batch", type=int, default=1024)
@@ -94,8 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key in ("rounds", "games", "workers", "samples", "epochs", "batch", "window"):
         if getattr(args, key) < 1:
             ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
+    from smear_env.agents.rollout import rollout_from_spec
     from smear_env.agents.shipped import checkpoint_file
 
+    rollout_from_spec(search_spec(checkpoint_file(args.init), args.opponent, args.samples, args.phases,
+                                  args.search_options)).close()  # a bad option fails here, not in a worker
     run = Path(args.run_dir)
     run.mkdir(parents=True, exist_ok=True)
     command = " ".join(["python -m training.expert_iteration", *(argv if argv is not None else sys.argv[1:])])
@@ -104,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(1)
     for rnd in range(1, args.rounds + 1):
         t0 = time.monotonic()
-        spec = search_spec(policy_path, args.opponent, args.samples, args.phases)
+        spec = search_spec(policy_path, args.opponent, args.samples, args.phases, args.search_options)
         jobs = [(spec, args.opponent, args.games, args.seed + (rnd - 1) * args.workers + w,
                  str(targets_path(run, rnd, w))) for w in range(args.workers)]
         if args.workers > 1:

@@ -194,6 +194,39 @@ def prefixed(tensors: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarra
     return {k[n:]: v for k, v in tensors.items() if k.startswith(prefix)}
 
 
+def mlp_layers(weights: dict[str, np.ndarray], prefix: str, network: dict[str, Any], inputs: int,
+               outputs: int, where: str, dtype: Any = np.float32) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (weight, bias) pairs ``<prefix>.<i>.weight`` / ``.bias`` of an MLP from ``inputs`` through
+    ``network["hidden_sizes"]`` to ``outputs`` (the models of a search: inference, win probability); a
+    missing or misshapen tensor or a bad ``hidden_sizes`` is a ``ValueError`` naming ``where``."""
+    sizes = network.get("hidden_sizes")
+    if not isinstance(sizes, list) or not all(type(s) is int and s > 0 for s in sizes):
+        raise ValueError(f"{where}: 'hidden_sizes' must be a list of positive integers, not {sizes!r}")
+    layers = []
+    width = inputs
+    for i, size in enumerate([*sizes, outputs]):
+        w, b = weights.get(f"{prefix}.{i}.weight"), weights.get(f"{prefix}.{i}.bias")
+        if w is None or b is None or w.shape != (size, width) or b.shape != (size,):
+            got = None if w is None or b is None else (w.shape, b.shape)
+            raise ValueError(f"{where}: layer {i} must be ({size}, {width}) and ({size},), got {got}")
+        layers.append((w.astype(dtype), b.astype(dtype)))
+        width = size
+    return layers
+
+
+def read_model_file(path: str | Path, kind: str, what: str, rules: SmearRules | None = None
+                    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """(tensors, metadata) of a search model file (a checkpoint file whose metadata ``kind`` is ``kind``),
+    checked like a policy checkpoint (:func:`check_compatible`); a file of another kind (a policy
+    checkpoint) is a :class:`CheckpointError` saying it is not ``what``."""
+    weights, meta = read_checkpoint(path)
+    if meta.get("kind") != kind:
+        raise CheckpointError(f"{str(path)!r} is not {what} (metadata kind {meta.get('kind')!r}, expected "
+                              f"{kind!r})")
+    check_compatible(meta, path, rules)
+    return weights, meta
+
+
 # --------------------------------------------------------------------------------------------- agent
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x)))

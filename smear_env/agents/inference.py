@@ -78,21 +78,11 @@ class InferenceModel:
     def __init__(self, weights: dict[str, np.ndarray], network: dict[str, Any],
                  where: str = "inference model") -> None:
         """``weights``: ``inference.<i>.weight`` / ``.bias`` per layer; ``network``: ``hidden_sizes``."""
+        from .checkpoint import mlp_layers
+
         self.network = network
         self.where = where
-        sizes = network.get("hidden_sizes")
-        if not isinstance(sizes, list) or not all(isinstance(s, int) and s > 0 for s in sizes):
-            raise ValueError(f"{where}: metadata 'hidden_sizes' must be a list of positive integers, "
-                             f"not {sizes!r}")
-        self.layers = []
-        width = OBS_SIZE
-        for i, size in enumerate([*sizes, NUM_CARDS * NUM_LOCATIONS]):
-            w, b = weights.get(f"inference.{i}.weight"), weights.get(f"inference.{i}.bias")
-            if w is None or b is None or w.shape != (size, width) or b.shape != (size,):
-                got = None if w is None or b is None else (w.shape, b.shape)
-                raise ValueError(f"{where}: layer {i} must be ({size}, {width}) and ({size},), got {got}")
-            self.layers.append((w.astype(np.float32), b.astype(np.float32)))
-            width = size
+        self.layers = mlp_layers(weights, "inference", network, OBS_SIZE, NUM_CARDS * NUM_LOCATIONS, where)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """(n, 32, 5) float32 logits of each card's place."""
@@ -113,13 +103,9 @@ def load_inference(path: str | Path, rules: Any = None) -> InferenceModel:
     """An :class:`InferenceModel` from a file written by ``python -m training.inference``, checked like a
     policy checkpoint (environment version, observation layout, rules when given); a policy checkpoint or
     a foreign file is a :class:`~smear_env.agents.checkpoint.CheckpointError` that says so."""
-    from .checkpoint import CheckpointError, check_compatible, read_checkpoint
+    from .checkpoint import CheckpointError, read_model_file
 
-    weights, meta = read_checkpoint(path)
-    if meta.get("kind") != KIND:
-        raise CheckpointError(f"{str(path)!r} is not a card-location inference model (metadata kind "
-                              f"{meta.get('kind')!r}, expected {KIND!r}): a policy checkpoint?")
-    check_compatible(meta, path, rules)
+    weights, meta = read_model_file(path, KIND, "a card-location inference model", rules)
     try:
         return InferenceModel(weights, meta["network"], where=f"inference model {str(path)!r}")
     except ValueError as e:

@@ -5,7 +5,9 @@ samples ``samples`` full deals consistent with what it has seen (:func:`smear_en
 uniform over the consistent deals, no inference from the bids), and in each deal plays every legal action
 followed by the rest of the hand on the batched engine: its own team's seats by the ``base`` policy, the
 other team's by ``opponent`` (the base policy when not given). An action's value is its mean hand
-score difference (R17: own team's change minus the other team's); the agent takes the best one, or the
+score difference (R17: own team's change minus the other team's) -- or, with a ``winprob`` model, the
+team's mean chance of winning the game after the hand (:mod:`smear_env.agents.winprob`); the agent takes
+the best one, or the
 base policy's own action when that is within ``margin`` of the best. Every action is played in the same
 sampled deals, kitty included (common random numbers), so the comparison sees the action, not the deal.
 Decisions of the other phases are the base policy's.
@@ -15,9 +17,13 @@ iteration): it estimates the value of each action under the base policies, so it
 the base policy against the modelled opponents up to sampling noise, and it plays many rollouts per
 decision: it is a search agent for evaluation and for making training targets, not a fast player.
 
+The deals are sampled uniformly, or with an ``inference`` model by what the other players' bids and plays
+suggest (:mod:`smear_env.agents.inference`).
+
 Spec: ``rollout:base=default,opponent=heuristic,samples=32,phases=bid,margin=0`` (``phases``: ``+``-joined
-of ``bid``, ``trump``, ``discard``, ``play``). All randomness comes from the generator of each slot's
-``start_game``, so the same seed gives the same games.
+of ``bid``, ``trump``, ``discard``, ``play``; also ``inference=FILE,alpha=A,moves=M`` and ``winprob=FILE``).
+All randomness comes from the generator of each slot's ``start_game``, so the same seed gives the same
+games.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ def _act(agent: Any, vg: VectorGame, rows: np.ndarray, obs: np.ndarray, mask: np
 def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray, team: Any, opponent: Any,
                    samples: int, rngs: Sequence[np.random.Generator],
                    stats: dict[str, int] | None = None,
-                   deals: Sequence[Sequence[Any]] | None = None) -> np.ndarray:
+                   deals: Sequence[Sequence[Any]] | None = None, value: Any = None) -> np.ndarray:
     """(n, 72) mean hand score difference (observer's team minus the other) of each legal action of the
     ``n`` relative ``views`` (legal actions: the rows of ``masks``), over ``samples`` deals per view drawn
     from ``rngs[i]``; the rest of each hand played by ``team`` (seats 0 and 2) and ``opponent`` (1, 3),
@@ -64,6 +70,7 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
     :func:`~smear_env.agents.inference.sample_inferred`); by default
     :func:`~smear_env.infoset.sample_hidden` draws them uniformly."""
     n = len(views)
+    objective = value
     out = np.full((n, NUM_ACTIONS), -np.inf)
     legal = [np.flatnonzero(masks[i]) for i in range(n)]
     # worlds: one lane per (view, sample); rollout lanes: one per (world, legal action)
@@ -84,7 +91,7 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
     value = np.zeros(r_world.size)
     for start in range(0, r_world.size, MAX_LANES):
         sl = slice(start, start + MAX_LANES)
-        value[sl], steps = play_out(worlds, r_world[sl], r_action[sl], team, opponent)
+        value[sl], steps = play_out(worlds, r_world[sl], r_action[sl], team, opponent, value=objective)
         if stats is not None:
             stats["rollout_decisions"] = stats.get("rollout_decisions", 0) + steps
     r_view = w_view[r_world]
@@ -96,11 +103,14 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
 
 
 def play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, team: Any,
-             opponent: Any) -> tuple[np.ndarray, int]:
+             opponent: Any, value: Any = None) -> tuple[np.ndarray, int]:
     """Hand score difference for seat 0's team of each lane: world ``world_lanes[j]`` of ``worlds``, action
     ``first[j]`` by seat 0, then ``team`` (seats 0 and 2) and ``opponent`` (1 and 3) to the end of the hand
     (a thrown-in hand is worth 0); and the number of decisions played. The players are batched agents
-    whose slots 0-3 have started (:func:`rollout_players`)."""
+    whose slots 0-3 have started (:func:`rollout_players`). ``value``: another objective, a function of
+    the engine after the step that ended the hands, that step's result and the lanes that ended, giving
+    each of those lanes' value (e.g. :class:`~smear_env.agents.winprob.WinProbability`)."""
+    objective = value
     m = world_lanes.size
     vg = VectorGame(m, worlds.rules)
     vg.copy_lanes(np.arange(m), worlds, world_lanes)
@@ -114,7 +124,7 @@ def play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, tea
         res = vg.step(actions, lanes=live)
         ended = (res.hand_over | res.thrown_in)[live]
         fin = live[ended]
-        value[fin] = res.reward_score[fin, 0]
+        value[fin] = res.reward_score[fin, 0] if objective is None else objective(vg, res, fin)
         done[fin] = True
         live = np.flatnonzero(~done)
         if not live.size:
@@ -131,7 +141,7 @@ def play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, tea
 
 
 def values_in_deals(rules: SmearRules, views: Sequence[Any], masks: np.ndarray, deals: Sequence[Any],
-                    team: Any, opponent: Any, rng: np.random.Generator) -> np.ndarray:
+                    team: Any, opponent: Any, rng: np.random.Generator, value: Any = None) -> np.ndarray:
     """(n, 72): each legal action of each relative view played once in ``deals[i]`` (e.g. the true deal)
     and the hand played out by ``team`` and ``opponent`` as in :func:`play_out`; ``nan`` where illegal.
     With players that do not draw this is the action's exact value in that deal (``rng`` draws only what
@@ -143,9 +153,9 @@ def values_in_deals(rules: SmearRules, views: Sequence[Any], masks: np.ndarray, 
     legal = [np.flatnonzero(masks[i]) for i in range(n)]
     lanes = np.concatenate([np.full(a.size, i) for i, a in enumerate(legal)])
     acts = np.concatenate(legal)
-    value, _ = play_out(world, lanes, acts, team, opponent)
+    got, _ = play_out(world, lanes, acts, team, opponent, value=value)
     out = np.full(masks.shape, np.nan)
-    out[lanes, acts] = value
+    out[lanes, acts] = got
     return out
 
 
@@ -157,8 +167,13 @@ class RolloutAgent:
 
     def __init__(self, base: Any, rules: SmearRules | None = None, team: Any = None, opponent: Any = None,
                  samples: int = 32, phases: Sequence[str] = ("bid",), margin: float = 0.0,
-                 name: str = "rollout", inference: Any = None, alpha: float = 1.0, moves: int = 200) -> None:
-        """``inference``: an :class:`~smear_env.agents.inference.InferenceModel`; with one, the sampled deals
+                 name: str = "rollout", inference: Any = None, alpha: float = 1.0, moves: int = 200,
+                 objective: Any = None) -> None:
+        """``objective``: what an action is worth at the end of the hand, as :func:`play_out`'s ``value``
+        (e.g. a :class:`~smear_env.agents.winprob.WinProbability`: the chance of winning the game); by
+        default the hand's score difference. ``margin`` is in its units.
+
+        ``inference``: an :class:`~smear_env.agents.inference.InferenceModel`; with one, the sampled deals
         are :func:`~smear_env.agents.inference.sample_inferred`'s (``alpha``, ``moves`` its ``alpha`` and
         ``steps``) instead of uniform.
 
@@ -177,6 +192,7 @@ class RolloutAgent:
         if isinstance(moves, bool) or not isinstance(moves, int) or moves < 0:
             raise ValueError(f"rollout: moves must be an integer >= 0, not {moves!r}")
         self.inference = inference
+        self.objective = objective
         self.alpha = float(alpha)
         self.moves = moves
         self.name = name
@@ -223,7 +239,7 @@ class RolloutAgent:
                 deals = sample_inferred(views, self.inference.log_probs(obs[rows]), rngs, self.samples,
                                         self.alpha, self.moves)
             q = rollout_values(self.rules, views, mask[rows], self.team, self.opponent, self.samples, rngs,
-                               deals=deals)
+                               deals=deals, value=self.objective)
             best = np.argmax(q, axis=1)
             base_q = q[np.arange(rows.size), actions[rows]]
             take = q[np.arange(rows.size), best] > base_q + self.margin
@@ -248,7 +264,8 @@ ROLLOUT_PREFIX = "rollout:"
 _OPTIONS = {"base": "an agent spec", "opponent": "an agent spec", "samples": "an integer >= 1",
             "phases": "'+'-joined phases", "margin": "a number >= 0",
             "inference": "a card-location model file (python -m training.inference)",
-            "alpha": "a number >= 0", "moves": "an integer >= 0"}
+            "alpha": "a number >= 0", "moves": "an integer >= 0",
+            "winprob": "a win-probability model file (python -m training.winprob): the search's objective"}
 
 
 def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgent:
@@ -274,14 +291,18 @@ def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgen
     if isinstance(margin, bool) or not isinstance(margin, int | float):
         raise ValueError(f"bad rollout spec {spec!r}: margin must be a number >= 0, not {margin!r}")
     phases = tuple(str(options.get("phases", "bid")).split("+"))
-    model = None
-    if "inference" in options:
-        from .inference import load_inference
+    model = objective = None
+    try:
+        if "inference" in options:
+            from .inference import load_inference
 
-        try:
             model = load_inference(str(options["inference"]), rules)
-        except ValueError as e:
-            raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
+        if "winprob" in options:
+            from .winprob import load_winprob
+
+            objective = load_winprob(str(options["winprob"]), rules)
+    except ValueError as e:
+        raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
     try:
         team, opp = rollout_players(base_spec, opp_spec, rules)
     except ValueError as e:
@@ -290,7 +311,8 @@ def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgen
     try:
         return RolloutAgent(base, rules, team=team, opponent=opp, samples=samples, phases=phases,
                             margin=float(margin), name=text, inference=model,
-                            alpha=options.get("alpha", 1.0), moves=options.get("moves", 200))
+                            alpha=options.get("alpha", 1.0), moves=options.get("moves", 200),
+                            objective=objective)
     except ValueError:
         for a in (team, opp, base):
             a.close()

@@ -1,0 +1,86 @@
+"""The win-probability model (smear_env.agents.winprob, training.winprob) and the game-aware search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from smear_env.agents.checkpoint import CheckpointError
+from smear_env.agents.inference import load_inference
+from smear_env.agents.rollout import rollout_from_spec, rollout_players, rollout_values
+from smear_env.agents.shipped import shipped_path
+from smear_env.agents.winprob import WinProbability, load_winprob
+from smear_env.config import SmearRules
+from smear_env.observation import decode_batch
+from smear_env.vector import VectorGame
+from training import winprob as train_wp
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("winprob") / "wp.safetensors"
+    assert train_wp.main(["--team", "heuristic", "--games", "60", "--steps", "200", "--hidden", "8",
+                          "--seed", "2", "--out", str(path)]) == 0
+    return path
+
+
+def test_collect_labels_every_hand_start_of_a_finished_game_by_its_result() -> None:
+    """Each finished game gives its hand starts, the first at 0-0, all labelled by the game's winner."""
+    x, y = train_wp.collect("heuristic", "heuristic", 30, 5, SmearRules(), lanes=8)
+    assert x.shape[1] == 3 and x.shape[0] == y.size >= 30
+    assert set(np.unique(y)) <= {0.0, 1.0}
+    starts = np.flatnonzero((x[:, 0] == 0) & (x[:, 1] == 0))
+    assert starts.size >= 30
+    assert (x[:, :2] < SmearRules().target_score).all()  # a hand start is never a finished game
+    assert set(np.unique(x[:, 2])) <= {0.0, 1.0}
+
+
+def test_the_model_file_loads_and_gives_probabilities(model_file: Path) -> None:
+    model = load_winprob(model_file, SmearRules())
+    p = model.prob(np.array([0, 14, -5]), np.array([0, -5, 14]), np.array([1, 0, 1]))
+    assert ((p > 0) & (p < 1)).all()
+    with pytest.raises(CheckpointError, match="target_score"):
+        load_winprob(model_file, SmearRules(target_score=21))
+    with pytest.raises(CheckpointError, match="not a win-probability model"):
+        load_winprob(shipped_path("default"))
+    with pytest.raises(CheckpointError, match="not a card-location inference model"):
+        load_inference(model_file)
+
+
+def test_a_hand_that_ends_the_game_is_worth_its_result_else_the_models_chance() -> None:
+    """The objective: 1 where team 0 won the game, 0 where it lost, 0.5 for a game cut off at max_hands,
+    otherwise the model's chance from the new score with the new dealer."""
+    weights = {"winprob.0.weight": np.array([[2.0, -2.0, 0.5]]), "winprob.0.bias": np.array([0.1])}
+    model = WinProbability(weights, {"hidden_sizes": []}, target_score=10)
+    res = SimpleNamespace(scores=np.array([[10, 3], [4, 11], [5, 5], [7, 2], [1, 1]]),
+                          game_over=np.array([True, True, False, False, False]),
+                          winner=np.array([0, 1, -1, -1, -1]),
+                          truncated=np.array([False, False, True, False, False]))
+    vg = SimpleNamespace(dealer=np.array([0, 1, 2, 3, 0]))
+    got = model(vg, res, np.arange(5))
+    z = 2.0 * 0.7 - 2.0 * 0.2 + 0.5 * 0 + 0.1  # lane 3: 7-2, the other team (seat 3) deals
+    z4 = 2.0 * 0.1 - 2.0 * 0.1 + 0.5 * 1 + 0.1  # lane 4: seat 0 deals
+    assert got == pytest.approx([1.0, 0.0, 0.5, 1 / (1 + np.exp(-z)), 1 / (1 + np.exp(-z4))])
+    with pytest.raises(ValueError, match="layer 0"):
+        WinProbability({}, {"hidden_sizes": []}, 10)
+
+
+def test_the_game_aware_search_values_are_chances(model_file: Path) -> None:
+    """With the model as the objective every legal action's value is a mean chance in [0, 1]; the spec
+    option builds the same search, and a bad model path is named."""
+    rules = SmearRules()
+    vg = VectorGame(6, rules, seed=4)
+    obs, mask = vg.observe(), vg.legal_mask()
+    views = decode_batch(obs, mask)
+    team, opp = rollout_players("heuristic", "heuristic", rules)
+    q = rollout_values(rules, views, mask, team, opp, 4, [np.random.default_rng(i) for i in range(6)],
+                       value=load_winprob(model_file, rules))
+    assert ((q[mask] >= 0) & (q[mask] <= 1)).all() and np.isneginf(q[~mask]).all()
+    agent = rollout_from_spec(f"rollout:base=heuristic,samples=2,winprob={model_file},margin=0.01", rules)
+    assert agent.objective is not None and agent.margin == 0.01
+    agent.close()
+    with pytest.raises(ValueError, match="winprob"):
+        rollout_from_spec("rollout:base=heuristic,winprob=/nonexistent.safetensors", rules)

@@ -1,0 +1,138 @@
+"""Fit a win-probability model (:mod:`smear_env.agents.winprob`) on games of chosen policies.
+
+``--team`` (seats 0 and 2) plays ``--games`` games against ``--opponent`` (1 and 3) on the batched engine;
+every hand start of a finished game (its scores and who deals) is a row, labelled by whether ``--team`` won
+that game (games cut off at ``max_hands`` are dropped). A small tanh MLP is fitted by logistic loss (full
+batch, Adam); the file records the held-out log-loss next to that of the constant (the overall win rate).
+
+    python -m training.winprob --team default --opponent heuristic --games 20000 --seed 93001 \\
+        --out runs/winprob.safetensors
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from smear_env.agents.winprob import INPUTS, KIND
+from smear_env.config import SmearRules
+
+from .checkpoint import base_metadata, save_tensors
+
+
+def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, lanes: int = 512
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """(X (n, 3): own score, other score, own team deals; y (n,): ``team`` won) over the hand starts of
+    ``games`` finished games."""
+    from smear_env.agents.rollout import rollout_players
+    from smear_env.vector import VectorGame
+
+    a, b = rollout_players(team, opponent, rules)
+    vg = VectorGame(lanes, rules, seed=seed)
+
+    def start(i: int) -> tuple[int, int, int]:
+        return int(vg.scores[i, 0]), int(vg.scores[i, 1]), int((vg.dealer[i] & 1) == 0)
+
+    pending = [[start(i)] for i in range(lanes)]
+    xs: list[tuple[int, int, int]] = []
+    ys: list[int] = []
+    done = 0
+    rows = np.arange(lanes)
+    try:
+        while done < games:
+            obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
+            own = (seat & 1) == 0
+            acts = np.empty(lanes, dtype=np.int64)
+            for agent, sel in ((a, own), (b, ~own)):
+                if sel.any():
+                    acts[sel] = agent.act_batch(obs[rows[sel]], mask[rows[sel]], seat[sel])
+            res = vg.step(acts)
+            for i in np.flatnonzero(res.hand_over | res.thrown_in).tolist():
+                if res.game_over[i]:
+                    xs += pending[i]
+                    ys += [int(res.winner[i] == 0)] * len(pending[i])
+                    done += 1
+                    pending[i] = [start(i)]
+                elif res.truncated[i]:
+                    pending[i] = [start(i)]
+                else:
+                    pending[i].append(start(i))
+    finally:
+        a.close()
+        b.close()
+    return np.array(xs, dtype=np.float32), np.array(ys, dtype=np.float32)
+
+
+def fit(x: np.ndarray, y: np.ndarray, hidden_sizes: Sequence[int], target: int, steps: int, seed: int,
+        holdout: float = 0.1) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    """Fit the MLP on rows ``x`` (raw scores), labels ``y``; its tensors and the held-out log-losses."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(y.size)
+    n_val = max(1, int(y.size * holdout))
+    val, train = perm[:n_val], perm[n_val:]
+    scale = np.array([target, target, 1], dtype=np.float32)
+    xt = torch.from_numpy(x / scale)
+    yt = torch.from_numpy(y)
+    sizes = [INPUTS, *hidden_sizes, 1]
+    layers = [torch.nn.Linear(i, o) for i, o in zip(sizes[:-1], sizes[1:], strict=True)]
+
+    def forward(inp: torch.Tensor) -> torch.Tensor:
+        for layer in layers[:-1]:
+            inp = torch.tanh(layer(inp))
+        return layers[-1](inp)[:, 0]
+
+    params = [p for layer in layers for p in layer.parameters()]
+    opt = torch.optim.Adam(params, lr=3e-3)
+    tr, va = torch.from_numpy(train), torch.from_numpy(val)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    for _ in range(steps):
+        loss = bce(forward(xt[tr]), yt[tr])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        held = float(bce(forward(xt[va]), yt[va]))
+    p = float(y[train].mean())
+    const = float(-(y[val] * np.log(p) + (1 - y[val]) * np.log(1 - p)).mean())
+    tensors = {f"winprob.{i}.{k}": getattr(layer, k).detach() for i, layer in enumerate(layers)
+               for k in ("weight", "bias")}
+    return tensors, {"held_out_log_loss": held, "constant_log_loss": const, "win_rate": p,
+                     "rows": float(y.size)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m training.winprob", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--team", default="default", help="agent spec of seats 0 and 2 (does not draw)")
+    ap.add_argument("--opponent", default="heuristic", help="agent spec of seats 1 and 3 (does not draw)")
+    ap.add_argument("--games", type=int, default=20000)
+    ap.add_argument("--hidden", type=int, nargs="+", default=[32, 32])
+    ap.add_argument("--steps", type=int, default=1500, help="full-batch Adam steps")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    if args.games < 1 or args.steps < 1 or any(h < 1 for h in args.hidden):
+        ap.error("--games, --steps and --hidden must be >= 1")
+    torch.set_num_threads(1)
+    rules = SmearRules()
+    t0 = time.monotonic()
+    x, y = collect(args.team, args.opponent, args.games, args.seed, rules)
+    tensors, res = fit(x, y, args.hidden, rules.target_score, args.steps, args.seed)
+    record = {"team": args.team, "opponent": args.opponent, "games": args.games, "steps": args.steps,
+              "seed": args.seed, "command": " ".join(["python -m training.winprob", *(argv or sys.argv[1:])]),
+              **res, "seconds": round(time.monotonic() - t0, 1)}
+    meta = base_metadata(rules, {"hidden_sizes": list(args.hidden), "activation": "tanh"}, KIND, 0,
+                         training=record)
+    meta["kind"] = KIND
+    save_tensors(args.out, tensors, meta)
+    print(f"wrote {args.out}: {res}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
