@@ -91,3 +91,11 @@ def test_expert_iteration_rounds_write_playable_checkpoints_and_their_log(tmp_pa
         exit_main(["--init", "default", "--run-dir", str(run), "--games", "0"])
     with pytest.raises(SystemExit):
         exit_main(["--init", "default", "--run-dir", str(run), "--window", "0"])
+    # extra search options reach the spec, and a bad one fails before any game, naming it
+    with pytest.raises(ValueError, match="unknown option"):
+        exit_main(["--init", "default", "--run-dir", str(tmp_path / "bad"), "--search-options", "margn=0.1"])
+    assert not (tmp_path / "bad").exists()
+    from training.expert_iteration import search_spec
+
+    assert search_spec("p", "heuristic", 3, "bid", "margin=0.02") == \
+        "rollout:base=p,opponent=heuristic,samples=3,phases=bid,margin=0.02"
