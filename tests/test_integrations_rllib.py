@@ -118,6 +118,13 @@ def test_policy_mapping_and_module_spec():
         module_spec(activation="gelu")
 
 
+def test_ppo_config_waits_for_samples_on_a_loaded_machine():
+    from smear_env.integrations.rllib import ppo_config
+
+    cfg = ppo_config({"kitty_size": 2}).env_runners(num_env_runners=2)
+    assert cfg.sample_timeout_s is None  # RLlib's 60 s default drops a slow runner's samples
+
+
 def test_one_ppo_iteration_with_team_policies_on_local_ray():
     import ray
 

@@ -195,12 +195,17 @@ def ppo_config(env_config: dict[str, Any] | None = None, *, policies: str = "sha
     """A ``PPOConfig`` for smear_v0: the registered env, the masked module spec and the policy mapping of
     ``policies``; ``training`` goes to ``PPOConfig.training`` (``lr``, ``train_batch_size_per_learner``,
     ``minibatch_size``, ``num_epochs``, ...). Change anything else on the returned config before
-    ``build_algo()``."""
+    ``build_algo()``.
+
+    The env runners' ``sample_timeout_s`` is ``None`` (wait for the samples): PPO samples in turn with its
+    update, and with RLlib's 60 s default a runner slowed by a loaded machine has its samples thrown away, so
+    ``train()`` returns a result without ``env_runners`` and trains on nothing."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
     cfg = (
         PPOConfig()
         .environment(register(), env_config=dict(env_config or {}))
+        .env_runners(sample_timeout_s=None)
         .multi_agent(policies=set(module_ids(policies)), policy_mapping_fn=policy_mapping_fn(policies))
         .rl_module(rl_module_spec=module_spec(policies, hidden_sizes, activation))
     )
