@@ -86,7 +86,7 @@ def run_one(name: str, minutes: float, points: int, games: int, seed: int, train
     import torch
 
     from training.algorithms import make_trainer
-    from training.checkpoint import base_metadata, save_tensors
+    from training.checkpoint import base_metadata, network_metadata, save_policy
     from training.config import to_dict
     from training.evaluation import evaluate_policy
 
@@ -116,13 +116,10 @@ def run_one(name: str, minutes: float, points: int, games: int, seed: int, train
                  "eval_cpu_s": round(time.process_time() - t0, 1), "wall_s": round(time.time() - t_start, 1)}
         curve.append(point)
         print(f"{name}: {point}", file=sys.stderr, flush=True)
-    net = {"hidden_sizes": cfg.network.hidden_sizes, "activation": cfg.network.activation}
-    if cfg.network.suit_canonical:
-        net["suit_canonical"] = True
-    meta = base_metadata(cfg.rules, net, cfg.algorithm.name, trainer.step, to_dict(cfg))
+    meta = base_metadata(cfg.rules, network_metadata(cfg.network), cfg.algorithm.name, trainer.step,
+                         to_dict(cfg))
     out.mkdir(parents=True, exist_ok=True)
-    save_tensors(out / f"{name}.safetensors", {f"policy.{k}": v for k, v in trainer.policy_state().items()},
-                 meta)
+    save_policy(out / f"{name}.safetensors", trainer.policy_state(), meta)
     close = getattr(trainer, "close", None)
     if close is not None:
         close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from smear_env.agents.batched import BatchedCheckpointAgent
 from smear_env.agents.rollout import rollout_from_spec
@@ -37,6 +38,9 @@ def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
     rec = agent.recorded
     assert (data["action"] == np.concatenate([r["action"] for r in rec])).all()
     assert (data["obs"].astype(np.float32) == np.concatenate([r["obs"] for r in rec])).all()
+    q = np.concatenate([r["q"] for r in rec])
+    assert (data["q"] == q).all() and np.isfinite(q[data["searched"]]).any()
+    assert np.isneginf(q[~data["searched"]]).all() and np.isneginf(q[~data["mask"]]).all()
     out = tmp_path / "d.safetensors"
     assert main(["--init", "default", "--data", str(path), "--out", str(out), "--epochs", "30",
                  "--lr", "1e-3", "--batch", "256"]) == 0
@@ -51,6 +55,58 @@ def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
     assert changed.any()
     # the student learned the search's choices where they differ from the policy it started from
     assert (student.act_batch(obs, mask, rows)[changed] == data["action"][changed]).mean() > 0.8
+    meta = student.meta["distill"]
+    assert meta["changed_rows"] == changed.sum() and meta["followed_train"] > 0.8
+    assert meta["changed_weight"] == 1.0 and meta["min_gain"] is None
+
+
+def _changed_rows(data: dict) -> np.ndarray:
+    from training.distill import policy_from_checkpoint
+
+    policy, _ = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors")
+    with torch.no_grad():
+        start = policy.logits(torch.from_numpy(data["obs"].astype(np.float32)),
+                              torch.from_numpy(data["mask"])).argmax(1).numpy()
+    return data["searched"] & (start != data["action"]), start
+
+
+def test_changed_weight_and_min_gain(tmp_path) -> None:
+    from training.distill import distill, policy_from_checkpoint
+
+    path, _ = _record(tmp_path, rows=64)
+    data = load_targets([path])
+    changed, start = _changed_rows(data)
+    assert changed.sum() >= 2
+    rows = np.flatnonzero(changed)
+    gain = data["q"][rows, data["action"][rows]] - data["q"][rows, start[rows]]
+    assert (gain > 0).all()  # the search changes an action only for a better one (margin 0)
+    cut = float(np.median(gain))
+    logged: list[str] = []
+    policy, _ = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors")
+    res = distill(policy, data, epochs=1, lr=1e-4, batch=256, seed=0, log=logged.append, min_gain=cut,
+                  changed_weight=3.0)
+    # changes below the cut became the policy's own action: they are no longer changed rows
+    assert res["changed_rows"] == (gain >= cut).sum()
+    assert res["changes_dropped_by_min_gain"] == (gain < cut).sum()
+    assert res["rows"] == data["action"].size and len(logged) == 1 and "followed_train" in logged[0]
+    for key in ("followed_train", "followed_held_out", "flipped_held_out"):
+        assert res[key] is None or 0.0 <= res[key] <= 1.0
+    # the weight moves the student further towards the changes than the plain loss, from the same start
+    follow = []
+    for w in (1.0, 30.0):
+        policy, _ = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors")
+        follow.append(distill(policy, data, epochs=5, lr=3e-4, batch=256, seed=0, log=lambda _: None,
+                              changed_weight=w)["followed_train"])
+    assert follow[1] > follow[0]
+    # without the search's values min_gain cannot be applied: an error, not a silent plain distillation
+    plain = {k: v for k, v in data.items() if k != "q"}
+    with pytest.raises(ValueError, match="min_gain needs the search's values"):
+        distill(policy, plain, epochs=1, lr=1e-4, batch=256, seed=0, min_gain=0.1)
+    with pytest.raises(ValueError, match="changed_weight must be > 0"):
+        distill(policy, data, epochs=1, lr=1e-4, batch=256, seed=0, changed_weight=0.0)
+    with pytest.raises(SystemExit):
+        main(["--init", "default", "--data", str(path), "--out", str(tmp_path / "x.safetensors"),
+              "--changed-weight", "-1"])
 
 
 def test_bad_targets_files_are_named(tmp_path) -> None:
@@ -66,6 +122,17 @@ def test_bad_targets_files_are_named(tmp_path) -> None:
              searched=np.zeros(2, bool))
     with pytest.raises(ValueError, match="shapes"):
         load_targets([bad])
+    np.savez(bad, obs=np.zeros((2, 493)), mask=np.ones((2, 72), bool), action=np.array([0, 1]),
+             searched=np.zeros(2, bool), q=np.zeros((2, 71)))
+    with pytest.raises(ValueError, match="'q' has shape"):
+        load_targets([bad])
+    # files without the search's values still load (those written before they were recorded), without q
+    np.savez(bad, obs=np.zeros((2, 493)), mask=np.ones((2, 72), bool), action=np.array([0, 1]),
+             searched=np.zeros(2, bool))
+    good = tmp_path / "good.npz"
+    np.savez(good, obs=np.zeros((2, 493)), mask=np.ones((2, 72), bool), action=np.array([0, 1]),
+             searched=np.zeros(2, bool), q=np.zeros((2, 72)))
+    assert "q" in load_targets([good]) and "q" not in load_targets([good, bad])
 
 
 def test_expert_iteration_rounds_write_playable_checkpoints_and_their_log(tmp_path) -> None:

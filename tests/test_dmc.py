@@ -84,7 +84,7 @@ def test_bid_epsilon_explores_the_bids_only():
 def test_dmc_checkpoint_plays_argmax_q(tmp_path):
     """The saved Q-head is an ordinary checkpoint: its greedy player picks the legal action of highest Q."""
     from smear_env.vector import VectorGame
-    from training.checkpoint import base_metadata, save_tensors
+    from training.checkpoint import base_metadata, save_policy
 
     tr = _trainer()
     tr.iterate()
@@ -92,8 +92,7 @@ def test_dmc_checkpoint_plays_argmax_q(tmp_path):
     net = {"hidden_sizes": cfg.network.hidden_sizes, "activation": cfg.network.activation,
            "suit_canonical": True}
     path = tmp_path / "dmc.safetensors"
-    save_tensors(path, {f"policy.{k}": v for k, v in tr.policy_state().items()},
-                 base_metadata(cfg.rules, net, "dmc", tr.step))
+    save_policy(path, tr.policy_state(), base_metadata(cfg.rules, net, "dmc", tr.step))
     agent = make_batched_agent(str(path), cfg.rules)
     vg = VectorGame(64, cfg.rules, seed=11)
     rng = np.random.default_rng(0)

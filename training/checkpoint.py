@@ -34,8 +34,19 @@ from smear_env.config import SmearRules
 from smear_env.observation import OBS_SIZE
 
 
+def network_metadata(network: Any) -> dict[str, Any]:
+    """The ``network`` entry of a checkpoint's metadata from a config's ``network`` block (hidden sizes,
+    activation, and ``suit_canonical`` only when set, so older files read the same)."""
+    net = {"hidden_sizes": network.hidden_sizes, "activation": network.activation}
+    if network.suit_canonical:
+        net["suit_canonical"] = True
+    return net
+
+
 def base_metadata(rules: SmearRules, network: dict[str, Any], algorithm: str, step: int,
                   training: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The metadata every checkpoint file carries: format, environment version, observation layout, action
+    count, rules, network, algorithm, learner step and the training config."""
     return {
         "format": FORMAT,
         "env_version": ENV_VERSION,
@@ -119,6 +130,16 @@ def save_tensors(path: str | Path, tensors: dict[str, Any], meta: dict[str, Any]
         arrays[k] = np.ascontiguousarray(v)
     header = {META_KEY: json.dumps(meta)}
     write_atomic(path, lambda tmp: save_file(arrays, tmp, metadata=header))
+
+
+def policy_tensors(state: dict[str, Any]) -> dict[str, Any]:
+    """A policy's state dict under the checkpoint's tensor names (``policy.<param>``)."""
+    return {f"policy.{k}": v for k, v in state.items()}
+
+
+def save_policy(path: str | Path, state: dict[str, Any], meta: dict[str, Any]) -> None:
+    """:func:`save_tensors` of a policy's state dict alone (a file that plays, with no training state)."""
+    save_tensors(path, policy_tensors(state), meta)
 
 
 def load_policy_state(

@@ -9,7 +9,12 @@ the rest of the policy where it was), then writes a checkpoint that plays withou
     python -m training.distill --init default --data runs/targets_1.npz runs/targets_2.npz \\
         --out runs/distilled.safetensors [--epochs 3 --lr 1e-4 --batch 1024 --seed 0]
 
-``targets`` files are written by :func:`save_targets` (numpy ``.npz``: arrays only, no pickle).
+``targets`` files are written by :func:`save_targets` (numpy ``.npz``: arrays only, no pickle), with the
+search's action values ``q`` (files from before they were recorded have none). A *changed* row is a searched
+one whose target is not the starting policy's greedy action: ``--changed-weight W`` weighs those rows W in
+the loss, and ``--min-gain G`` keeps only the changes the search valued at least G above the policy's action
+(it needs ``q``). The run reports what the student learned of the changes: the share it now follows on the
+training rows and on held-out rows, and the share of held-out unchanged rows it flipped.
 """
 
 from __future__ import annotations
@@ -27,22 +32,28 @@ import torch
 from smear_env.actions import NUM_ACTIONS
 from smear_env.observation import OBS_SIZE
 
-from .checkpoint import load_policy_state, save_tensors
+from .checkpoint import load_policy_state, save_policy
 from .policy import SmearPolicy
 
 TARGET_KEYS = ("obs", "mask", "action", "searched")
+"""The arrays every targets file holds."""
+Q_KEY = "q"
+"""The optional array of the search's action values ((rows, 72), ``-inf`` where illegal or not searched)."""
 
 
 def save_targets(path: str | Path, recorded: Sequence[dict[str, np.ndarray]]) -> int:
-    """Write the rows of a rollout agent's ``recorded`` calls to ``path`` (``.npz``); returns the rows."""
-    data = {k: np.concatenate([r[k] for r in recorded]) for k in TARGET_KEYS}
+    """Write the rows of a rollout agent's ``recorded`` calls to ``path`` (``.npz``), with the search's
+    values ``q`` when every call recorded them; returns the rows."""
+    keys = TARGET_KEYS + ((Q_KEY,) if all(Q_KEY in r for r in recorded) else ())
+    data = {k: np.concatenate([r[k] for r in recorded]) for k in keys}
     data["obs"] = data["obs"].astype(np.float16)  # 0/1 features and small integers (scores): exact
     np.savez_compressed(path, **data)
     return int(data["action"].size)
 
 
 def load_targets(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
-    """The rows of ``paths`` concatenated, each file checked (keys, shapes, legal actions)."""
+    """The rows of ``paths`` concatenated, each file checked (keys, shapes, legal actions); with the search's
+    values ``q`` when every file has them."""
     parts = []
     for p in paths:
         with np.load(p, allow_pickle=False) as z:
@@ -51,6 +62,8 @@ def load_targets(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
                 raise ValueError(f"targets file {str(p)!r} lacks {missing}; expected keys "
                                  f"{list(TARGET_KEYS)}")
             d = {k: z[k] for k in TARGET_KEYS}
+            if Q_KEY in z.files:
+                d[Q_KEY] = z[Q_KEY]
         n = d["action"].shape[0]
         shapes = [d[k].shape for k in TARGET_KEYS]
         if shapes != [(n, OBS_SIZE), (n, NUM_ACTIONS), (n,), (n,)]:
@@ -58,10 +71,14 @@ def load_targets(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
                              f"columns and {NUM_ACTIONS} actions")
         if not d["mask"][np.arange(n), d["action"]].all():
             raise ValueError(f"targets file {str(p)!r}: a target action is not legal in its row")
+        if Q_KEY in d and d[Q_KEY].shape != (n, NUM_ACTIONS):
+            raise ValueError(f"targets file {str(p)!r}: its {Q_KEY!r} has shape {d[Q_KEY].shape}, not "
+                             f"{(n, NUM_ACTIONS)}")
         parts.append(d)
     if not parts:
         raise ValueError("distill: no targets files")
-    return {k: np.concatenate([d[k] for d in parts]) for k in TARGET_KEYS}
+    keys = TARGET_KEYS + ((Q_KEY,) if all(Q_KEY in d for d in parts) else ())
+    return {k: np.concatenate([d[k] for d in parts]) for k in keys}
 
 
 def policy_from_checkpoint(path: str) -> tuple[SmearPolicy, dict[str, Any]]:
@@ -85,47 +102,90 @@ def distilled_metadata(meta: dict[str, Any], algorithm: str, record: dict[str, A
     return out
 
 
+def _greedy(policy: SmearPolicy, obs: torch.Tensor, mask: torch.Tensor, chunk: int = 8192) -> torch.Tensor:
+    with torch.no_grad():
+        return torch.cat([policy.logits(obs[i:i + chunk], mask[i:i + chunk]).argmax(1)
+                          for i in range(0, obs.shape[0], chunk)])
+
+
 def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int,
-            seed: int, holdout: float = 0.05, log: Any = print) -> dict[str, float | None]:
-    """Fine-tune ``policy`` (in place) by cross-entropy on ``data``'s actions; returns the held-out
-    agreement with the search on its searched rows before and after (None when the held-out rows hold no
-    searched decision)."""
+            seed: int, holdout: float = 0.05, log: Any = print, changed_weight: float = 1.0,
+            min_gain: float | None = None) -> dict[str, float | None]:
+    """Fine-tune ``policy`` (in place) by cross-entropy on ``data``'s actions.
+
+    A row is *changed* when it was searched and its target is not the starting policy's greedy action.
+    ``changed_weight``: the loss weight of a changed row (the others weigh 1). ``min_gain``: keep a change
+    only where the search valued it at least this much above the policy's action (needs the targets' ``q``);
+    the other changed rows get the policy's own action as their target.
+
+    Returns, besides the row counts, what the student learned of the changes: the share of changed rows
+    whose target it now plays, on the training rows (``followed_train``) and on ``holdout`` rows it never
+    trained on (``followed_held_out``), and the share of held-out unchanged rows with more than one legal
+    action where it no longer plays the starting policy's action (``flipped_held_out``). A change the student
+    cannot follow on held-out rows, or a flip, is the search's gain lost in distillation. Shares are None
+    where there is no such row."""
+    if not changed_weight > 0:
+        raise ValueError(f"distill: changed_weight must be > 0, not {changed_weight!r}")
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     n = data["action"].size
     perm = rng.permutation(n)
     n_val = int(n * holdout)
-    val, train = perm[:n_val], perm[n_val:]
+    is_val = np.zeros(n, dtype=bool)
+    is_val[perm[:n_val]] = True
+    train = perm[n_val:]
     obs = torch.from_numpy(data["obs"].astype(np.float32))
     mask = torch.from_numpy(data["mask"].astype(bool))
     act = torch.from_numpy(data["action"].astype(np.int64))
-    searched = data["searched"].astype(bool)
+    policy.eval()
+    start = _greedy(policy, obs, mask)
+    changed = data["searched"].astype(bool) & (start != act).numpy()
+    dropped = 0
+    if min_gain is not None:
+        if Q_KEY not in data:
+            raise ValueError("distill: min_gain needs the search's values, and not every targets file has "
+                             f"a {Q_KEY!r} array (files written before they were recorded have none)")
+        rows = np.flatnonzero(changed)
+        q = data[Q_KEY]
+        gain = q[rows, act.numpy()[rows]] - q[rows, start.numpy()[rows]]
+        small = rows[~(gain >= min_gain)]
+        act[torch.from_numpy(small)] = start[torch.from_numpy(small)]
+        changed[small] = False
+        dropped = int(small.size)
+    weight = torch.from_numpy(np.where(changed, changed_weight, 1.0).astype(np.float32))
+    several = data["mask"].sum(axis=1) > 1
 
-    def agreement() -> float | None:
-        rows = torch.from_numpy(val[searched[val]])
-        with torch.no_grad():
-            pred = policy.logits(obs[rows], mask[rows]).argmax(1)
-        return float((pred == act[rows]).float().mean()) if rows.numel() else None
+    def shares() -> dict[str, float | None]:
+        now = _greedy(policy, obs, mask).numpy()
+        target = act.numpy()
 
-    before = agreement()
+        def share(rows: np.ndarray, hit: np.ndarray) -> float | None:
+            return float(hit[rows].mean()) if rows.any() else None
+
+        return {"followed_train": share(changed & ~is_val, now == target),
+                "followed_held_out": share(changed & is_val, now == target),
+                "flipped_held_out": share(~changed & is_val & several, now != start.numpy())}
+
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
-    policy.train()
     for epoch in range(epochs):
+        policy.train()
         order = torch.from_numpy(rng.permutation(train))
         losses = []
-        for start in range(0, order.numel(), batch):
-            idx = order[start:start + batch]
-            loss = torch.nn.functional.cross_entropy(policy.logits(obs[idx], mask[idx]), act[idx])
+        for begin in range(0, order.numel(), batch):
+            idx = order[begin:begin + batch]
+            ce = torch.nn.functional.cross_entropy(policy.logits(obs[idx], mask[idx]), act[idx],
+                                                   reduction="none")
+            loss = (ce * weight[idx]).sum() / weight[idx].sum()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
             opt.step()
             losses.append(loss.item())
-        log(f"epoch {epoch + 1}: cross-entropy {np.mean(losses):.4f}, held-out agreement with the search "
-            f"{agreement()}")
-    policy.eval()
-    return {"agreement_before": before, "agreement_after": agreement(), "rows": float(n),
-            "searched_rows": float(searched.sum())}
+        policy.eval()
+        log(f"epoch {epoch + 1}: cross-entropy {np.mean(losses):.4f}, "
+            + ", ".join(f"{k} {v if v is None else round(v, 4)}" for k, v in shares().items()))
+    return {"rows": float(n), "searched_rows": float(data["searched"].sum()),
+            "changed_rows": float(changed.sum()), "changes_dropped_by_min_gain": float(dropped), **shares()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,7 +197,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--changed-weight", type=float, default=1.0,
+                    help="loss weight of the rows where the search changed the starting policy's action")
+    ap.add_argument("--min-gain", type=float, default=None,
+                    help="keep only the changes the search valued at least this much above the policy's "
+                    "action (targets recorded with their q values)")
     args = ap.parse_args(argv)
+    if not args.changed_weight > 0:
+        ap.error(f"--changed-weight must be > 0, not {args.changed_weight}")
     from smear_env.agents.shipped import checkpoint_file
 
     init = checkpoint_file(args.init)
@@ -145,14 +212,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(1)
     policy, meta = policy_from_checkpoint(init)
     data = load_targets(args.data)
-    res = distill(policy, data, args.epochs, args.lr, args.batch, args.seed)
+    res = distill(policy, data, args.epochs, args.lr, args.batch, args.seed,
+                  changed_weight=args.changed_weight, min_gain=args.min_gain)
     record = {"init": args.init, "data": [str(p) for p in args.data], "epochs": args.epochs, "lr": args.lr,
-              "batch": args.batch, "seed": args.seed,
+              "batch": args.batch, "seed": args.seed, "changed_weight": args.changed_weight,
+              "min_gain": args.min_gain,
               "command": " ".join(["python -m training.distill", *(argv or sys.argv[1:])]),
               **res, "seconds": round(time.monotonic() - t0, 1)}
     out_meta = distilled_metadata(meta, "distill", record)
-    state = {f"policy.{k}": v for k, v in policy.state_dict().items()}
-    save_tensors(args.out, state, out_meta)
+    save_policy(args.out, policy.state_dict(), out_meta)
     print(f"wrote {args.out}: {res}")
     return 0
 

@@ -32,7 +32,7 @@ import torch
 
 from smear_env.config import SmearRules
 
-from .checkpoint import save_tensors
+from .checkpoint import save_policy
 from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint, save_targets
 
 
@@ -93,7 +93,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--window", type=int, default=1, help="distil on the targets of this many rounds: this "
                     "one and the ones before it")
+    ap.add_argument("--changed-weight", type=float, default=1.0,
+                    help="distillation: loss weight of the rows where the search changed the policy's action")
+    ap.add_argument("--min-gain", type=float, default=None,
+                    help="distillation: keep only the changes the search valued at least this much above "
+                    "the policy's action")
     args = ap.parse_args(argv)
+    if not args.changed_weight > 0:
+        ap.error(f"--changed-weight must be > 0, not {args.changed_weight}")
     for key in ("rounds", "games", "workers", "samples", "epochs", "batch", "window"):
         if getattr(args, key) < 1:
             ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
@@ -121,12 +128,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy, meta = policy_from_checkpoint(policy_path)
         window = range(max(1, rnd - args.window + 1), rnd + 1)
         data = load_targets([targets_path(run, r, w) for r in window for w in range(args.workers)])
-        res = distill(policy, data, args.epochs, args.lr, args.batch, seed=args.seed + rnd)
+        res = distill(policy, data, args.epochs, args.lr, args.batch, seed=args.seed + rnd,
+                      changed_weight=args.changed_weight, min_gain=args.min_gain)
         out = run / f"round{rnd}.safetensors"
         out_meta = distilled_metadata(meta, "expert_iteration", {
             "command": command, "round": rnd, "init": args.init, "search": spec, "matches": matches,
-            "window": args.window, **res})
-        save_tensors(out, {f"policy.{k}": v for k, v in policy.state_dict().items()}, out_meta)
+            "window": args.window, "changed_weight": args.changed_weight, "min_gain": args.min_gain, **res})
+        save_policy(out, policy.state_dict(), out_meta)
         line = {"round": rnd, "search": spec, "matches": matches, "distill": res,
                 "seconds": round(time.monotonic() - t0, 1), "checkpoint": str(out)}
         with open(run / "log.jsonl", "a") as f:

@@ -94,21 +94,19 @@ class Run:
             f.write(json.dumps(record) + "\n")
 
     def save(self, trainer: Trainer, elapsed: float) -> Path:
-        from .checkpoint import base_metadata, save_tensors
+        from .checkpoint import base_metadata, network_metadata, policy_tensors, save_tensors
         from .config import to_dict
 
         cfg = self.cfg
-        net = {"hidden_sizes": cfg.network.hidden_sizes, "activation": cfg.network.activation}
-        if cfg.network.suit_canonical:
-            net["suit_canonical"] = True
-        meta = base_metadata(cfg.rules, net, cfg.algorithm.name, trainer.step, to_dict(cfg))
+        meta = base_metadata(cfg.rules, network_metadata(cfg.network), cfg.algorithm.name, trainer.step,
+                             to_dict(cfg))
         tensors, state = trainer.state()
         meta["state"] = state
         meta["elapsed_s"] = round(elapsed, 1)
         src = getattr(trainer, "init_source", None)
         if src:
             meta["init_from"] = src  # the checkpoint the run started from (config key init_from)
-        all_t = {f"policy.{k}": v for k, v in trainer.policy_state().items()}
+        all_t = policy_tensors(trainer.policy_state())
         all_t.update(tensors)
         path = self.ckpt_dir / f"step_{trainer.step}.safetensors"
         save_tensors(path, all_t, meta)
