@@ -166,3 +166,33 @@ def test_expert_iteration_rounds_write_playable_checkpoints_and_their_log(tmp_pa
 
     assert search_spec("p", "heuristic", 3, "bid", "margin=0.02") == \
         "rollout:base=p,opponent=heuristic,samples=3,phases=bid,margin=0.02"
+
+
+def test_search_changes_benchmark_values_the_changes_afresh(tmp_path) -> None:
+    """benchmarks/search_changes.py finds the same changes as distillation and values both actions of each
+    on fresh deals; targets without the search's values are refused."""
+    import importlib.util
+    from pathlib import Path
+
+    path_py = Path(__file__).resolve().parent.parent / "benchmarks" / "search_changes.py"
+    spec = importlib.util.spec_from_file_location("search_changes", path_py)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    path, _ = _record(tmp_path, rows=64)
+    data = load_targets([path])
+    changed, _ = _changed_rows(data)
+    out = tmp_path / "c.json"
+    res = mod.main([str(path), "--samples", "4", "--workers", "1", "--json", str(out)])
+    every = res["phases"]["all"]
+    assert every["changes"] == changed.sum() > 0
+    assert sum(v["changes"] for k, v in res["phases"].items() if k != "all") == every["changes"]
+    assert set(res["phases"]) <= {"bid", "trump", "discard", "play", "all"} and "bid" not in res["phases"]
+    assert every["seen_gain"] > 0  # margin 0: the search changed only for an action it valued higher
+    assert np.isfinite(every["fresh_gain"]) and 0.0 <= every["fresh_positive"] <= 1.0
+    import json
+
+    assert json.loads(out.read_text())["phases"]["all"]["changes"] == every["changes"]
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, **{k: v for k, v in data.items() if k != "q"})
+    with pytest.raises(SystemExit):
+        mod.main([str(plain), "--samples", "2", "--workers", "1"])

@@ -102,7 +102,9 @@ def distilled_metadata(meta: dict[str, Any], algorithm: str, record: dict[str, A
     return out
 
 
-def _greedy(policy: SmearPolicy, obs: torch.Tensor, mask: torch.Tensor, chunk: int = 8192) -> torch.Tensor:
+def greedy_actions(policy: SmearPolicy, obs: torch.Tensor, mask: torch.Tensor,
+                   chunk: int = 8192) -> torch.Tensor:
+    """The policy's greedy action of each row (argmax over the legal actions), ``chunk`` rows at a time."""
     with torch.no_grad():
         return torch.cat([policy.logits(obs[i:i + chunk], mask[i:i + chunk]).argmax(1)
                           for i in range(0, obs.shape[0], chunk)])
@@ -138,7 +140,7 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
     mask = torch.from_numpy(data["mask"].astype(bool))
     act = torch.from_numpy(data["action"].astype(np.int64))
     policy.eval()
-    start = _greedy(policy, obs, mask)
+    start = greedy_actions(policy, obs, mask)
     changed = data["searched"].astype(bool) & (start != act).numpy()
     dropped = 0
     if min_gain is not None:
@@ -156,7 +158,7 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
     several = data["mask"].sum(axis=1) > 1
 
     def shares() -> dict[str, float | None]:
-        now = _greedy(policy, obs, mask).numpy()
+        now = greedy_actions(policy, obs, mask).numpy()
         target = act.numpy()
 
         def share(rows: np.ndarray, hit: np.ndarray) -> float | None:
