@@ -34,17 +34,12 @@ PHASE_NAMES = ("bid", "trump", "discard", "play")
 
 def changes(files: list[str], policy: str) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """(the targets, the rows the search changed, the policy's greedy action of every row)."""
-    import torch
-
     from smear_env.agents.shipped import checkpoint_file
-    from training.distill import greedy_actions, load_targets, policy_from_checkpoint
+    from training.distill import load_targets, policy_from_checkpoint, search_changes
 
     data = load_targets(files)
-    net, _ = policy_from_checkpoint(checkpoint_file(policy))
-    net.eval()
-    start = greedy_actions(net, torch.from_numpy(data["obs"].astype(np.float32)),
-                           torch.from_numpy(data["mask"])).numpy()
-    return data, np.flatnonzero(data["searched"] & (start != data["action"])), start
+    changed, start = search_changes(policy_from_checkpoint(checkpoint_file(policy))[0], data)
+    return data, np.flatnonzero(changed), start
 
 
 def revalue(job: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from smear_env.agents.batched import BatchedCheckpointAgent
 from smear_env.agents.rollout import rollout_from_spec
@@ -60,13 +59,14 @@ def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
     assert meta["changed_weight"] == 1.0 and meta["min_gain"] is None
 
 
-def _changed_rows(data: dict) -> np.ndarray:
-    from training.distill import policy_from_checkpoint
-
-    policy, _ = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors")
-    with torch.no_grad():
-        start = policy.logits(torch.from_numpy(data["obs"].astype(np.float32)),
-                              torch.from_numpy(data["mask"])).argmax(1).numpy()
+def _changed_rows(data: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows the search changed, the starting policy's greedy actions), computed here without
+    ``training.distill`` (the batched numpy agent of the same checkpoint), so they check it."""
+    agent = BatchedCheckpointAgent.from_checkpoint("checkpoints/smear_v0_default.safetensors", SmearRules())
+    rows = np.arange(len(data["action"]))
+    for s in rows:
+        agent.start_game(int(s), 0, SmearRules(), np.random.default_rng(0))
+    start = agent.act_batch(data["obs"].astype(np.float32), data["mask"], rows)
     return data["searched"] & (start != data["action"]), start
 
 

@@ -110,6 +110,18 @@ def greedy_actions(policy: SmearPolicy, obs: torch.Tensor, mask: torch.Tensor,
                           for i in range(0, obs.shape[0], chunk)])
 
 
+def search_changes(policy: SmearPolicy, data: dict[str, np.ndarray], obs: torch.Tensor | None = None,
+                   mask: torch.Tensor | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(which rows the search *changed* -- searched, with a target that is not ``policy``'s greedy action --,
+    ``policy``'s greedy action of every row). ``obs``, ``mask``: ``data``'s as torch tensors, when the caller
+    already has them."""
+    policy.eval()
+    obs = torch.from_numpy(data["obs"].astype(np.float32)) if obs is None else obs
+    mask = torch.from_numpy(data["mask"].astype(bool)) if mask is None else mask
+    start = greedy_actions(policy, obs, mask).numpy()
+    return data["searched"].astype(bool) & (start != data["action"]), start
+
+
 def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int,
             seed: int, holdout: float = 0.05, log: Any = print, changed_weight: float = 1.0,
             min_gain: float | None = None) -> dict[str, float | None]:
@@ -139,9 +151,7 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
     obs = torch.from_numpy(data["obs"].astype(np.float32))
     mask = torch.from_numpy(data["mask"].astype(bool))
     act = torch.from_numpy(data["action"].astype(np.int64))
-    policy.eval()
-    start = greedy_actions(policy, obs, mask)
-    changed = data["searched"].astype(bool) & (start != act).numpy()
+    changed, start = search_changes(policy, data, obs, mask)
     dropped = 0
     if min_gain is not None:
         if Q_KEY not in data:
@@ -149,9 +159,9 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
                              f"a {Q_KEY!r} array (files written before they were recorded have none)")
         rows = np.flatnonzero(changed)
         q = data[Q_KEY]
-        gain = q[rows, act.numpy()[rows]] - q[rows, start.numpy()[rows]]
+        gain = q[rows, act.numpy()[rows]] - q[rows, start[rows]]
         small = rows[~(gain >= min_gain)]
-        act[torch.from_numpy(small)] = start[torch.from_numpy(small)]
+        act[torch.from_numpy(small)] = torch.from_numpy(start[small])
         changed[small] = False
         dropped = int(small.size)
     weight = torch.from_numpy(np.where(changed, changed_weight, 1.0).astype(np.float32))
@@ -166,8 +176,9 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
 
         return {"followed_train": share(changed & ~is_val, now == target),
                 "followed_held_out": share(changed & is_val, now == target),
-                "flipped_held_out": share(~changed & is_val & several, now != start.numpy())}
+                "flipped_held_out": share(~changed & is_val & several, now != start)}
 
+    learned = shares() if epochs < 1 else {}
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     for epoch in range(epochs):
         policy.train()
@@ -184,10 +195,11 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
             opt.step()
             losses.append(loss.item())
         policy.eval()
+        learned = shares()
         log(f"epoch {epoch + 1}: cross-entropy {np.mean(losses):.4f}, "
-            + ", ".join(f"{k} {v if v is None else round(v, 4)}" for k, v in shares().items()))
+            + ", ".join(f"{k} {v if v is None else round(v, 4)}" for k, v in learned.items()))
     return {"rows": float(n), "searched_rows": float(data["searched"].sum()),
-            "changed_rows": float(changed.sum()), "changes_dropped_by_min_gain": float(dropped), **shares()}
+            "changed_rows": float(changed.sum()), "changes_dropped_by_min_gain": float(dropped), **learned}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
