@@ -93,7 +93,10 @@ class EnvConfig:
     to its target, so all score situations are seen) or "game"."""
     reward: str = "score"
     """Reward: "score" (at each scored hand, own team's score change minus the other team's, in raw points,
-    times score_scale) or "win" (+1 / -1 at the end of the game; needs episode "game")."""
+    times score_scale), "win" (+1 / -1 at the end of the game; needs episode "game") or "winprob" (at each
+    scored hand, the change of the own team's chance of winning the game that env.winprob gives: the game's
+    result where the hand ends it; a game's rewards sum to its result minus the chance at its start, so this
+    is the win objective with a reward at every hand; algorithms whose "Supports" line names it)."""
     score_scale: float = 0.25
     """Factor applied to the "score" reward (raw points) before learning; 0.25 = in units of the 4 points a
     hand awards."""
@@ -102,6 +105,9 @@ class EnvConfig:
     reward "score" and episode "game")."""
     max_cycles: int = 2000
     """R21: decisions after which a game is truncated (and a new one starts)."""
+    winprob: str | None = None
+    """With reward "winprob": the win-probability model (a file of python -m training.winprob, checked against
+    the rules); set only with that reward."""
 
 
 @dataclass
@@ -237,7 +243,7 @@ class TrainConfig:
 CHOICES: dict[tuple[type, str], tuple[str, ...]] = {
     (NetworkConfig, "activation"): ("relu", "tanh", "gelu"),
     (EnvConfig, "episode"): ("hand", "game"),
-    (EnvConfig, "reward"): ("score", "win"),
+    (EnvConfig, "reward"): ("score", "win", "winprob"),
     (TrainConfig, "vec_env"): ("dummy", "subproc"),
 }
 """(section, field) -> its allowed values (``algorithm.name``: the registry's names)."""
@@ -540,6 +546,31 @@ def _unsupported(key: str, name: str, flag: str, hint: str = "") -> ConfigError:
                        f"{allowed}){hint}")
 
 
+def _check_winprob(cfg: TrainConfig) -> None:
+    """env.reward "winprob" and env.winprob go together; the model must load for these rules."""
+    env, name = cfg.env, cfg.algorithm.name
+    if env.reward != "winprob":
+        if env.winprob is not None:
+            raise ConfigError(f"config key 'env.winprob': set only with env.reward 'winprob' (env.reward is "
+                              f"{env.reward!r}); remove it or set env.reward: winprob")
+        return
+    if not cfg.algorithm.supports_winprob:
+        raise _unsupported("env.reward", name, "supports_winprob", "; set env.reward: score")
+    if env.win_bonus != 0:
+        raise ConfigError("config key 'env.win_bonus': only with env.reward 'score' (env.reward is "
+                          "'winprob')")
+    if not env.winprob:
+        raise ConfigError("config key 'env.winprob': env.reward 'winprob' needs the path of a "
+                          "win-probability model (python -m training.winprob)")
+    from smear_env.agents.checkpoint import CheckpointError
+    from smear_env.agents.winprob import load_winprob
+
+    try:
+        load_winprob(env.winprob, cfg.rules)
+    except (CheckpointError, OSError) as e:
+        raise ConfigError(f"config key 'env.winprob': {e}") from None
+
+
 def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks: the common ones, what the algorithm's config class says it supports (its
     ``supports_*`` flags and ``opponents``), then the class's own :meth:`AlgorithmConfig.validate`."""
@@ -550,6 +581,7 @@ def validate(cfg: TrainConfig) -> TrainConfig:
                           f"algorithm {name!r} ({config_class(name).__name__})")
     if cfg.env.reward == "win" and cfg.env.episode != "game":
         raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
+    _check_winprob(cfg)
     if cfg.network.suit_canonical and not alg.supports_suit_canonical:
         raise _unsupported("network.suit_canonical", name, "supports_suit_canonical")
     if cfg.network.shared_trunk and not alg.supports_shared_trunk:
@@ -824,7 +856,8 @@ def dump_yaml(cfg: TrainConfig) -> str:
 
 _FLAGS = (("network.suit_canonical", "supports_suit_canonical"),
           ("network.shared_trunk", "supports_shared_trunk"),
-          ("init_from", "supports_init_from"), ("imitation.teacher", "supports_imitation"))
+          ("init_from", "supports_init_from"), ("imitation.teacher", "supports_imitation"),
+          ("env.reward winprob", "supports_winprob"))
 """(config key, AlgorithmConfig flag) of what an algorithm may or may not support."""
 
 

@@ -592,7 +592,8 @@ def _agent_files(cfg: TrainConfig) -> list[tuple[str, Path]]:
     """(config key, file) of every file the run reads while it trains: ``init_from``, and agent specs that
     name files (checkpoint opponents, teachers, evaluation opponents)."""
     out: list[tuple[str, Path]] = []
-    specs = [("init_from", cfg.init_from), ("imitation.teacher", cfg.imitation.teacher)]
+    specs = [("init_from", cfg.init_from), ("imitation.teacher", cfg.imitation.teacher),
+             ("env.winprob", cfg.env.winprob)]
     specs += [(f"selfplay.opponents.{k}", k) for k in cfg.selfplay.opponents]
     specs += [("eval.opponents", k) for k in cfg.eval.opponents]
     for key, spec in specs:

@@ -102,6 +102,8 @@ class AlgorithmConfig:
     """selfplay.opponents may draw "snapshot" (a pool of the learner's past selves)."""
     supports_win_bonus: ClassVar[bool] = True
     """env.win_bonus may be non-zero (a game-end bonus in the returns)."""
+    supports_winprob: ClassVar[bool] = False
+    """env.reward may be "winprob" (the change of a win-probability model's chance at each scored hand)."""
     opponents: ClassVar[tuple[str, ...] | None] = None
     """The selfplay.opponents keys it can seat with a probability > 0 (None: "self", any agent spec and, with
     supports_snapshot, "snapshot")."""

@@ -46,6 +46,10 @@ class PPOUpdate:
         self.rng = rng
         self.params = list(policy.parameters()) + (list(critic.parameters()) if critic is not None else [])
         self.optimizer = torch.optim.Adam(self.params, lr=a.learning_rate, eps=1e-5)
+        # value_warmup (vector_ppo): the parameters that learn in the first decisions (the value head's last
+        # layer, or the critic)
+        head = critic if critic is not None else getattr(policy, "vf_head", None)
+        self._warmup_params = {id(p) for p in head.parameters()} if head is not None else set()
 
     def __call__(self, batch: dict[str, np.ndarray], step: int) -> dict[str, float]:
         """Update the policy on ``batch`` (``step``: learner decisions trained on before it); returns the
@@ -61,6 +65,7 @@ class PPOUpdate:
         critic = self.critic
         if critic is not None:
             critic.train()
+        warmup = step < getattr(a, "value_warmup", 0)  # only the values learn (see __init__)
         pg_l, v_l, ent_l, kl_l, clip_l = [], [], [], [], []
         types = decision_type(batch["act"])
         per_type = TypeMeans()  # per-decision-type entropy and value error (detached; see decision_stats)
@@ -85,9 +90,13 @@ class PPOUpdate:
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_range, 1 + a.clip_range)).mean()
                 err = (value - t["ret"][idx]) ** 2
                 vloss = 0.5 * err.mean()
-                loss = pg + a.vf_coef * vloss - ent_coef * entropy
+                loss = a.vf_coef * vloss if warmup else pg + a.vf_coef * vloss - ent_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()
+                if warmup:
+                    for p in self.params:
+                        if id(p) not in self._warmup_params:
+                            p.grad = None
                 torch.nn.utils.clip_grad_norm_(self.params, a.max_grad_norm)
                 self.optimizer.step()
                 with torch.no_grad():
@@ -114,6 +123,7 @@ class PPOUpdate:
             "loss/entropy": float(np.mean(ent_l)), "loss/approx_kl": float(np.mean(kl_l)),
             "loss/clip_fraction": float(np.mean(clip_l)), "loss/explained_variance": ev,
             "train/learning_rate": lr, "train/ent_coef": ent_coef, "train/batch": n,
+            "train/value_warmup": float(warmup),
         }
         out.update(batch_stats(batch["act"], batch["mask"], ret, batch["adv"]))
         out.update(per_type.result())

@@ -20,7 +20,15 @@ the batched table's :class:`~smear_env.table.TableOptions`; a step's per-seat re
   hand's episode), rewarded with its point difference times ``env.score_scale``;
 * ``game`` + ``score``: the returns run over the whole game (scaled hand differences) plus
   ``env.win_bonus`` times the +-1 game outcome at the end (score shaping plus the win);
-* ``game`` + ``win``: only the +-1 game outcome.
+* ``game`` + ``win``: only the +-1 game outcome;
+* ``reward: winprob`` (with ``env.winprob``, a :class:`~smear_env.agents.winprob.WinProbability` file): at
+  each scored hand, the change of the team's chance of winning the game (the model's chance at the new score
+  and dealer, or the game's result 1 / 0 where the hand ends it, 0.5 where the engine cut it off), measured
+  from the chance at the start of the hand (of the game, for its first hand). The table's own rewards are not
+  used; the chances are taken in the table's ``on_step`` (team 0's, negated for team 1), and a lane's chance
+  is reset when its next game is seated. A game's rewards sum to its result minus the chance at its start,
+  which no decision changes: the objective is winning the game, with a reward at every hand instead of one
+  at the end (a potential-based shaping).
 
 Trajectory bookkeeping is numpy arrays indexed by (lane, seat): each stored decision links to the same
 seat's next decision; a reward lands on the seat's last decision. Episodes still open when a rollout is
@@ -47,6 +55,7 @@ import torch
 
 from smear_env.actions import PASS_ACTION, TRUMP_ACTION_BASE
 from smear_env.agents.batched import make_batched_agent
+from smear_env.agents.winprob import load_winprob
 from smear_env.batched_table import LEARNER, BatchedStep, BatchedTable
 from smear_env.observation import OBS_SIZE
 from smear_env.table import TableOptions
@@ -62,6 +71,7 @@ from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
 SNAPSHOT_PLAYER = 1  # player index of the snapshot seats at the table (0: the learner)
+_SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)  # team 0's reward to each seat
 
 
 class _Snapshots:
@@ -122,7 +132,9 @@ class VectorPPOTrainer(OwnPolicyTrainer):
                 player_of.append(len(self.players) - 1)
         self._player_of = np.array(player_of, dtype=np.int64)
         env = cfg.env
-        self.table_options = TableOptions(episode=env.episode, reward=env.reward, max_cycles=env.max_cycles,
+        self.winprob = load_winprob(env.winprob, cfg.rules) if env.reward == "winprob" else None
+        table_reward = "score" if self.winprob is not None else env.reward  # (the table's are then unused)
+        self.table_options = TableOptions(episode=env.episode, reward=table_reward, max_cycles=env.max_cycles,
                                           score_scale=env.score_scale, win_bonus=env.win_bonus)
         self.step = 0
         self.updates = 0
@@ -140,6 +152,8 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         self.lane_opp = np.full(n, -1, dtype=np.int64)  # pool.names index of the opponents (-1: self-play)
         self.learner_team = np.zeros(n, dtype=np.int64)
         self.snap_step = np.full(n, -1, dtype=np.int64)  # pool step of the snapshot a lane plays
+        self._chance = np.zeros(n)  # reward winprob: team 0's chance of winning at the start of the hand
+        self._wp_rewards = np.zeros((n, 4), dtype=np.float32)  # reward winprob: per seat, since the last call
         self._snaps: dict[int, Any] = {}  # step -> frozen policy, for the snapshots lanes play
         self._active: int | None = None  # snapshot that newly dealt snapshot games play
         cap = self.cfg.algorithm.n_steps * n + 64 * n
@@ -169,6 +183,10 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         k = len(lanes)
         if k == 0:
             return
+        if self.winprob is not None:  # the new game's first hand is dealt: its chance at 0-0
+            vg = table.vg
+            self._chance[lanes] = self.winprob.prob(vg.scores[lanes, 0], vg.scores[lanes, 1],
+                                                    (vg.dealer[lanes] & 1) == 0)
         opp = self.rng.choice(len(self.pool.names), size=k, p=self.pool.probs)
         player = self._player_of[opp]
         if self._active is None:
@@ -194,6 +212,11 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         """Statistics of one engine step (before the games that ended in it are replaced)."""
         res, stats = st.result, self._stats
         scored = np.flatnonzero(res.hand_over)
+        if scored.size and self.winprob is not None:
+            after = self.winprob(table.vg, res, scored)  # the next hand's chance, or the game's result
+            change = (after - self._chance[scored]).astype(np.float32)
+            self._wp_rewards[scored] += change[:, None] * _SEAT_SIGN
+            self._chance[scored] = after
         if scored.size:
             stats["hands"] = stats.get("hands", 0) + int(scored.size)
             tally_contracts(stats, table, scored)
@@ -283,6 +306,8 @@ class VectorPPOTrainer(OwnPolicyTrainer):
             bids += int(is_bid.sum()) - n_pass
             bid_sum += int((a[is_bid & (a != PASS_ACTION)] + 1).sum())
             self._obs, self._mask, rewards, terminated, truncated, info = self.table.step(a)
+            if self.winprob is not None:
+                rewards, self._wp_rewards = self._wp_rewards, np.zeros_like(self._wp_rewards)
             self._seat = info["seat"]
             self._reward(ar, rewards)  # the opponents' seats hold no open decision
             ended = np.flatnonzero(terminated | truncated)
@@ -360,8 +385,13 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         return ppo_iteration(self)
 
     def after_warm_start(self) -> None:
-        """With the oracle critic: start it as the warm-started policy's value function
-        (:meth:`~training.oracle.OracleCritic.init_from_policy`)."""
+        """With ``algorithm.value_warmup``: the value head's last layer starts from zeros (values learned for
+        another reward are no baseline for this one). With the oracle critic: start it as the warm-started
+        policy's value function (:meth:`~training.oracle.OracleCritic.init_from_policy`)."""
+        if self.cfg.algorithm.value_warmup > 0:
+            with torch.no_grad():
+                self.policy.vf_head.weight.zero_()
+                self.policy.vf_head.bias.zero_()
         if self.critic is not None:
             self.critic.init_from_policy(self.policy)
 
