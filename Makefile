@@ -8,6 +8,7 @@
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
+#   make default-90  a default-style agent in about 90 minutes on 2 cores (the model card's "90-minute recipe")
 #   make ladder  round robin of every agent, rated: docs/ladder.md (LADDER_ARGS="--scale 0.05": quick)
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
@@ -34,7 +35,7 @@ PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
-.PHONY: help venv install run test test-all test-slow lint bench clean distclean browser dist test-wheel docs docs-serve \
+.PHONY: default-90 help venv install run test test-all test-slow lint bench clean distclean browser dist test-wheel docs docs-serve \
 	test-rllib test-tianshou test-frameworks examples
 
 help:
@@ -61,6 +62,21 @@ run: $(STAMP)
 	$(BIN)/smear-train --config configs/quickstart.yaml --run-dir $(RUN_DIR) --overwrite
 	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors heuristic --games $(EVAL_GAMES)
 	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors random --games $(EVAL_GAMES)
+
+# The 90-minute recipe (checkpoints/README.md, "A 90-minute recipe"): stage 1 for 30 minutes, one round of
+# expert iteration on the hand's score, a win-probability model fitted on that policy's games, one game-aware
+# round. The agent is $(R90)/game/final.safetensors.
+R90 ?= runs/default-90
+default-90: $(STAMP)
+	$(BIN)/smear-train --config configs/default.yaml --variant short --run-dir $(R90)/stage1
+	$(BIN)/python -m training.expert_iteration --init $(R90)/stage1/checkpoints/latest.safetensors \
+		--run-dir $(R90)/score --rounds 1 --games 1000 --workers 2 --seed 81031
+	$(BIN)/python -m training.winprob --team $(R90)/score/final.safetensors --opponent heuristic \
+		--games 20000 --seed 93003 --out $(R90)/winprob.safetensors
+	$(BIN)/python -m training.expert_iteration --init $(R90)/score/final.safetensors --run-dir $(R90)/game \
+		--rounds 1 --games 1000 --workers 2 --seed 81033 --lr 1e-4 --phases bid+trump+discard+play \
+		--search-options margin=0.02,winprob=$(R90)/winprob.safetensors
+	$(BIN)/smear-eval $(R90)/game/final.safetensors heuristic --games 2000 --workers 2
 
 # smear-serve's browser tests drive Debian's chromium with chromedriver: installed here when missing (as
 # root with apt-get; otherwise those tests skip and say why, unless SMEAR_REQUIRE_BROWSER is set).
