@@ -123,10 +123,12 @@ def test_winprob_reward_config_errors(model_file: Path, tmp_path: Path) -> None:
         load_config(QUICK, ["env.reward=winprob", f"env.winprob={model_file}"], "tiny")
     with pytest.raises(ConfigError, match="'env.win_bonus': only with env.reward 'score'"):
         _cfg(model_file, "env.win_bonus=1.0")
+    # the file is read when the trainer starts (as init_from is), so a config names it before it exists
     with pytest.raises(ConfigError, match="'env.winprob':.*target_score"):
-        _cfg(model_file, "rules.target_score=21")
-    with pytest.raises(ConfigError, match="'env.winprob':"):
-        _cfg(tmp_path / "missing.safetensors")
+        _trainer(model_file, "rules.target_score=21")
+    _cfg(tmp_path / "missing.safetensors")
+    with pytest.raises(ConfigError, match="'env.winprob':.*does not exist"):
+        _trainer(tmp_path / "missing.safetensors")
     with pytest.raises(ConfigError, match="'env.reward'.*'winprob'"):
         load_config(QUICK, [*VEC, "env.reward=chance"], "tiny")
     with pytest.raises(ConfigError, match="'algorithm.value_warmup'"):

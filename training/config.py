@@ -547,7 +547,7 @@ def _unsupported(key: str, name: str, flag: str, hint: str = "") -> ConfigError:
 
 
 def _check_winprob(cfg: TrainConfig) -> None:
-    """env.reward "winprob" and env.winprob go together; the model must load for these rules."""
+    """env.reward "winprob" and env.winprob go together, with an algorithm that takes them."""
     env, name = cfg.env, cfg.algorithm.name
     if env.reward != "winprob":
         if env.winprob is not None:
@@ -562,13 +562,7 @@ def _check_winprob(cfg: TrainConfig) -> None:
     if not env.winprob:
         raise ConfigError("config key 'env.winprob': env.reward 'winprob' needs the path of a "
                           "win-probability model (python -m training.winprob)")
-    from smear_env.agents.checkpoint import CheckpointError
-    from smear_env.agents.winprob import load_winprob
-
-    try:
-        load_winprob(env.winprob, cfg.rules)
-    except (CheckpointError, OSError) as e:
-        raise ConfigError(f"config key 'env.winprob': {e}") from None
+    # (the file itself is read, and checked against the rules, when the trainer starts: like init_from)
 
 
 def validate(cfg: TrainConfig) -> TrainConfig:

@@ -55,13 +55,14 @@ import torch
 
 from smear_env.actions import PASS_ACTION, TRUMP_ACTION_BASE
 from smear_env.agents.batched import make_batched_agent
+from smear_env.agents.checkpoint import CheckpointError
 from smear_env.agents.winprob import load_winprob
 from smear_env.batched_table import LEARNER, BatchedStep, BatchedTable
 from smear_env.observation import OBS_SIZE
 from smear_env.table import TableOptions
 from smear_env.vector import VectorGame
 
-from ..config import TrainConfig
+from ..config import ConfigError, TrainConfig
 from ..oracle import PRIV_SIZE, OracleCritic, privileged_features
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
@@ -72,6 +73,14 @@ from .seating import seat_opponent_teams
 
 SNAPSHOT_PLAYER = 1  # player index of the snapshot seats at the table (0: the learner)
 _SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)  # team 0's reward to each seat
+
+
+def _load_winprob(path: str, rules: Any) -> Any:
+    """The model of ``env.winprob``; a file that is missing or does not fit the rules is a ConfigError."""
+    try:
+        return load_winprob(path, rules)
+    except (CheckpointError, OSError) as e:
+        raise ConfigError(f"config key 'env.winprob': {e}") from None
 
 
 class _Snapshots:
@@ -132,7 +141,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
                 player_of.append(len(self.players) - 1)
         self._player_of = np.array(player_of, dtype=np.int64)
         env = cfg.env
-        self.winprob = load_winprob(env.winprob, cfg.rules) if env.reward == "winprob" else None
+        self.winprob = _load_winprob(env.winprob, cfg.rules) if env.reward == "winprob" else None
         table_reward = "score" if self.winprob is not None else env.reward  # (the table's are then unused)
         self.table_options = TableOptions(episode=env.episode, reward=table_reward, max_cycles=env.max_cycles,
                                           score_scale=env.score_scale, win_bonus=env.win_bonus)
