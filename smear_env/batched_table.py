@@ -72,12 +72,11 @@ from .actions import NUM_ACTIONS
 from .config import SmearRules
 from .observation import OBS_SIZE
 from .table import TableOptions, cycles_exhausted, shaped_team_rewards
-from .vector import MAX_HANDS_LIMIT, StepResult, VectorDealSource, VectorGame, check_seed
+from .vector import MAX_HANDS_LIMIT, SEAT_SIGN, StepResult, VectorDealSource, VectorGame, check_seed
 
 __all__ = ["LEARNER", "BatchedStep", "BatchedTable"]
 
 LEARNER = "learner"
-_SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)
 
 
 @dataclass
@@ -260,7 +259,7 @@ class BatchedTable:
             terminated[scored] = term
             margin = res.score_delta[scored, 0] - res.score_delta[scored, 1]
             team0 = shaped_team_rewards(margin, False, res.winner[scored], term, opts)
-            rewards[scored] = team0.astype(np.float32)[:, None] * _SEAT_SIGN
+            rewards[scored] = team0.astype(np.float32)[:, None] * SEAT_SIGN
         engine_new = res.game_over | res.truncated
         cut = np.zeros(n, dtype=bool)
         if opts.max_cycles is not None:

@@ -136,6 +136,7 @@ from .observation import (
 )
 
 __all__ = [
+    "SEAT_SIGN",
     "StepResult",
     "VectorDealSource",
     "VectorGame",
@@ -150,7 +151,8 @@ __all__ = [
 _I = np.int64
 # R6: bid actions 1..3 (bids 2..4) allowed above the high bid, by high bid (0, -, 2, 3).
 _BID_BITS = np.array([0b1110, 0, 0b1100, 0b1000, 0], dtype=_I)
-_SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)  # team 0 seats +, team 1 seats -
+SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)
+"""Team 0's reward to each seat: + for seats 0 and 2, - for seats 1 and 3."""
 _SEATS = np.arange(NUM_PLAYERS, dtype=_I)
 # per-hand integers and their values at a deal
 _HAND_FIELDS = {
@@ -667,9 +669,9 @@ class VectorGame:
         self.hand_points[idx] = np.stack([high, low, jack, game], axis=1)
         over = winner >= 0
         res.game_over[idx] = over
-        res.reward_score[idx] = (change[:, 0] - change[:, 1]).astype(np.float32)[:, None] * _SEAT_SIGN
+        res.reward_score[idx] = (change[:, 0] - change[:, 1]).astype(np.float32)[:, None] * SEAT_SIGN
         if over.any():
-            res.reward_win[idx[over]] = np.where(winner[over, None] == 0, _SEAT_SIGN, -_SEAT_SIGN)
+            res.reward_win[idx[over]] = np.where(winner[over, None] == 0, SEAT_SIGN, -SEAT_SIGN)
         if self.recording:
             pts = np.stack([high, low, jack, game], axis=1).tolist()
             cps = np.stack([cp0, cp1], axis=1).tolist()

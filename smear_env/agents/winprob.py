@@ -50,12 +50,15 @@ class WinProbability:
         w, b = self.layers[-1]
         return 1.0 / (1.0 + np.exp(-(x @ w.T + b)[:, 0]))
 
+    def team0(self, scores: np.ndarray, dealer: np.ndarray) -> np.ndarray:
+        """Team 0's (seats 0 and 2) chance of winning from ``scores`` (k, 2) with ``dealer`` (k,) dealing."""
+        return self.prob(scores[:, 0], scores[:, 1], (dealer & 1) == 0)
+
     def __call__(self, vg: Any, res: Any, lanes: np.ndarray) -> np.ndarray:
         """The value of team 0 (seats 0 and 2) in lanes ``lanes`` of engine ``vg`` whose hand has just
         ended in the step that gave ``res``: the game's result if it ended, else :meth:`prob` of the new
         score with the next hand's dealer (a game cut off at ``max_hands`` counts as 0.5)."""
-        s = res.scores[lanes]
-        v = self.prob(s[:, 0], s[:, 1], (vg.dealer[lanes] & 1) == 0)
+        v = self.team0(res.scores[lanes], vg.dealer[lanes])
         over = res.game_over[lanes]
         v[over] = (res.winner[lanes][over] == 0).astype(float)
         v[res.truncated[lanes]] = 0.5

@@ -60,7 +60,7 @@ from smear_env.agents.winprob import load_winprob
 from smear_env.batched_table import LEARNER, BatchedStep, BatchedTable
 from smear_env.observation import OBS_SIZE
 from smear_env.table import TableOptions
-from smear_env.vector import VectorGame
+from smear_env.vector import SEAT_SIGN, VectorGame
 
 from ..config import ConfigError, TrainConfig
 from ..oracle import PRIV_SIZE, OracleCritic, privileged_features
@@ -72,7 +72,6 @@ from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
 SNAPSHOT_PLAYER = 1  # player index of the snapshot seats at the table (0: the learner)
-_SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)  # team 0's reward to each seat
 
 
 def _load_winprob(path: str, rules: Any) -> Any:
@@ -193,9 +192,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         if k == 0:
             return
         if self.winprob is not None:  # the new game's first hand is dealt: its chance at 0-0
-            vg = table.vg
-            self._chance[lanes] = self.winprob.prob(vg.scores[lanes, 0], vg.scores[lanes, 1],
-                                                    (vg.dealer[lanes] & 1) == 0)
+            self._chance[lanes] = self.winprob.team0(table.vg.scores[lanes], table.vg.dealer[lanes])
         opp = self.rng.choice(len(self.pool.names), size=k, p=self.pool.probs)
         player = self._player_of[opp]
         if self._active is None:
@@ -224,7 +221,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         if scored.size and self.winprob is not None:
             after = self.winprob(table.vg, res, scored)  # the next hand's chance, or the game's result
             change = (after - self._chance[scored]).astype(np.float32)
-            self._wp_rewards[scored] += change[:, None] * _SEAT_SIGN
+            self._wp_rewards[scored] += change[:, None] * SEAT_SIGN
             self._chance[scored] = after
         if scored.size:
             stats["hands"] = stats.get("hands", 0) + int(scored.size)
