@@ -35,7 +35,6 @@ def positions(base: object, opp: object, n: int, seed: int, phases: list[int], r
     """``n`` positions (observations, masks, true relative deals) of seats 0/2 in ``phases``."""
     vg = VectorGame(n, rules, seed=seed)
     rng = np.random.default_rng(seed)
-    k = rules.kitty_size
     obs_out, mask_out, deals = [], [], []
     taken = np.zeros(n, dtype=bool)
     for _ in range(2000):
@@ -43,11 +42,7 @@ def positions(base: object, opp: object, n: int, seed: int, phases: list[int], r
         own = (seat & 1) == 0
         ok = own & np.isin(vg.phase, phases) & (mask.sum(1) > 1) & ~taken & (rng.random(n) < 0.03)
         for lane in np.flatnonzero(ok).tolist():
-            s = int(seat[lane])
-            ids = vg.stock[lane].tolist()
-            stock = ids if vg.phase[lane] == 0 else ids[k:]
-            deals.append(HiddenDeal(hands=tuple(int(vg.hands[lane, (s + r) & 3]) for r in range(4)),
-                                    discards=int(vg.discards[lane]), stock=sum(1 << c for c in stock)))
+            deals.append(ro.true_deal(vg, lane))
             obs_out.append(obs[lane])
             mask_out.append(mask[lane])
         taken |= ok

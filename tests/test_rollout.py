@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from smear_env.agents.batched import make_batched_agent
-from smear_env.agents.rollout import RolloutAgent, rollout_from_spec, rollout_values
+from smear_env.agents.rollout import RolloutAgent, rollout_from_spec, rollout_values, true_deal
 from smear_env.config import SmearRules
 from smear_env.infoset import HiddenDeal
 from smear_env.observation import KITTY, decode_batch
@@ -19,15 +19,7 @@ N = 64
 def _true_deals(vg: VectorGame, seat: np.ndarray) -> list[HiddenDeal]:
     """Each lane's real hidden cards, seats relative to ``seat`` (what a sampled deal would be if it
     guessed right)."""
-    k = vg.rules.kitty_size
-    out = []
-    for lane in range(vg.num_games):
-        s = int(seat[lane])
-        ids = vg.stock[lane].tolist()
-        stock = ids if vg.phase[lane] == 0 else ids[k:]
-        out.append(HiddenDeal(hands=tuple(int(vg.hands[lane, (s + r) & 3]) for r in range(4)),
-                              discards=int(vg.discards[lane]), stock=sum(1 << c for c in stock)))
-    return out
+    return [true_deal(vg, lane, int(seat[lane])) for lane in range(vg.num_games)]
 
 
 def _replay(rules: SmearRules, seed: int, history: list[np.ndarray]) -> VectorGame:

@@ -143,13 +143,22 @@ def save_policy(path: str | Path, state: dict[str, Any], meta: dict[str, Any]) -
 
 
 def load_policy_state(
-    path: str | Path, rules: SmearRules | None = None
+    path: str | Path, rules: SmearRules | None = None, *, warn_corrections: bool = True
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(policy state dict as torch tensors, metadata), checked like :func:`load_agent` (needs torch)."""
+    """(policy state dict as torch tensors, metadata), checked like :func:`load_agent` (needs torch). The
+    policy network alone: a checkpoint's advantage corrections (``corrections``) are not part of it, and
+    (``warn_corrections``) a ``UserWarning`` says so when it has any."""
+    import warnings
+
     import torch
 
     tensors, meta = read_checkpoint(path)
     check_compatible(meta, path, rules)
+    n = len(meta.get("corrections") or [])
+    if n and warn_corrections:
+        warnings.warn(f"checkpoint {str(path)!r} has {n} advantage correction(s) that its policy network "
+                      "does not include: what is trained from it starts from the uncorrected policy",
+                      stacklevel=2)
     return {k: torch.from_numpy(v.copy()) for k, v in prefixed(tensors, "policy.").items()}, meta
 
 

@@ -81,9 +81,10 @@ def load_targets(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([d[k] for d in parts]) for k in keys}
 
 
-def policy_from_checkpoint(path: str) -> tuple[SmearPolicy, dict[str, Any]]:
-    """A trainable :class:`SmearPolicy` holding a checkpoint's policy, and the checkpoint's metadata."""
-    state, meta = load_policy_state(path)
+def policy_from_checkpoint(path: str, warn_corrections: bool = True) -> tuple[SmearPolicy, dict[str, Any]]:
+    """A trainable :class:`SmearPolicy` holding a checkpoint's policy (without its advantage corrections:
+    :func:`~training.checkpoint.load_policy_state`), and the checkpoint's metadata."""
+    state, meta = load_policy_state(path, warn_corrections=warn_corrections)
     net = meta["network"]
     pol = SmearPolicy(net["hidden_sizes"], net.get("activation", "relu"),
                       shared_trunk=not any(k.startswith("vf_body.") for k in state),

@@ -164,8 +164,14 @@ def init_from_checkpoint(trainer: Trainer, cfg: TrainConfig) -> dict[str, Any]:
         raise ConfigError(f"config key 'init_from': checkpoint {str(path)!r} does not fit "
                           f"network.shared_trunk={cfg.network.shared_trunk}: {str(e)[:300]}") from None
     trainer.after_warm_start()
+    corrections = meta.get("corrections") or []
+    if corrections:
+        print(f"init_from: checkpoint {str(path)!r} has {len(corrections)} advantage correction(s) "
+              "(python -m training.advantage); they are not weights of the trainable network, so training "
+              "starts from its base policy without them", file=sys.stderr)
     return {"path": str(path), "step": int(meta.get("step", 0)),
-            "elapsed_s": float(meta.get("elapsed_s", 0.0)), "algorithm": meta.get("algorithm")}
+            "elapsed_s": float(meta.get("elapsed_s", 0.0)), "algorithm": meta.get("algorithm"),
+            "corrections_not_carried_over": len(corrections)}
 
 
 def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,

@@ -177,6 +177,45 @@ class BatchedRandomAgent:
 
 
 # ----------------------------------------------------------------------------------------------- checkpoints
+def batch_forward(pol: Any, obs: np.ndarray) -> np.ndarray:
+    """Raw outputs (B, 72) float32 of a :class:`~smear_env.agents.checkpoint.NumpyPolicy` network for all
+    rows, in the original action order (no mask, no corrections). With ``suit_canonical`` the rows are
+    grouped by suit order, each group's columns permuted with one 1-D index (no (B, 493) index array), one
+    matrix product per layer over all rows, and each group's outputs mapped back to the original actions;
+    the rows are returned in their input order. Non-finite outputs raise
+    :class:`~smear_env.agents.checkpoint.CheckpointError` as ``pol.logits`` does."""
+    from ..observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
+    from .checkpoint import check_finite_logits
+
+    x = obs if obs.dtype == np.float32 else obs.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, once, by value
+        groups = None
+        if pol.suit_canonical:
+            p = suit_orders(x)
+            order = np.argsort(p, kind="stable")
+            ps = p[order]
+            cuts = (np.flatnonzero(ps[1:] != ps[:-1]) + 1).tolist()
+            edges = [0, *cuts, ps.size]
+            groups = [(edges[i], edges[i + 1], int(ps[edges[i]])) for i in range(len(edges) - 1)]
+            xs = x[order]
+            xp = np.empty_like(xs)
+            for a, b, q in groups:
+                xp[a:b] = xs[a:b][:, SUIT_OBS_SOURCE[q]]
+            x = xp
+        x = x * pol.scale
+        for w, b in pol.layers:
+            x = pol.act_fn(x @ w.T + b)
+        w, b = pol.head
+        logits = x @ w.T + b
+    check_finite_logits(logits, pol.where)
+    if groups is None:
+        return logits
+    out = np.empty_like(logits)
+    for a, b, q in groups:
+        out[order[a:b]] = logits[a:b][:, SUIT_ACTION_TARGET[q]]
+    return out
+
+
 class BatchedCheckpointAgent:
     """A checkpoint's numpy policy for many rows: one forward pass for all rows, then per row the argmax over
     the legal actions (``greedy``) or a sample from the masked softmax, as
@@ -240,42 +279,9 @@ class BatchedCheckpointAgent:
 
     def _batch_logits(self, obs: np.ndarray) -> np.ndarray:
         """Raw logits (B, 72) float32 of all rows, in the original action order: the policy's forward pass
-        (:meth:`~smear_env.agents.checkpoint.NumpyPolicy.logits`) computed for a batch. With
-        ``suit_canonical`` the rows are grouped by suit order, each group's columns permuted with one
-        1-D index (no (B, 493) index array), one matrix product per layer over all rows, and each group's
-        logits mapped back to the original actions; the rows are returned in their input order. Non-finite
-        logits raise :class:`~smear_env.agents.checkpoint.CheckpointError` as ``policy.logits`` does."""
-        from ..observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
-        from .checkpoint import check_finite_logits
-
-        pol = self.policy
-        x = obs if obs.dtype == np.float32 else obs.astype(np.float32)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, once, by value
-            groups = None
-            if pol.suit_canonical:
-                p = suit_orders(x)
-                order = np.argsort(p, kind="stable")
-                ps = p[order]
-                cuts = (np.flatnonzero(ps[1:] != ps[:-1]) + 1).tolist()
-                edges = [0, *cuts, ps.size]
-                groups = [(edges[i], edges[i + 1], int(ps[edges[i]])) for i in range(len(edges) - 1)]
-                xs = x[order]
-                xp = np.empty_like(xs)
-                for a, b, q in groups:
-                    xp[a:b] = xs[a:b][:, SUIT_OBS_SOURCE[q]]
-                x = xp
-            x = x * pol.scale
-            for w, b in pol.layers:
-                x = pol.act_fn(x @ w.T + b)
-            w, b = pol.head
-            logits = x @ w.T + b
-        check_finite_logits(logits, pol.where)
-        if groups is None:
-            return logits
-        out = np.empty_like(logits)
-        for a, b, q in groups:
-            out[order[a:b]] = logits[a:b][:, SUIT_ACTION_TARGET[q]]
-        return out
+        (:meth:`~smear_env.agents.checkpoint.NumpyPolicy.logits`, before its corrections) computed for a
+        batch (:func:`batch_forward`)."""
+        return batch_forward(self.policy, obs)
 
     def _row_logits(self, obs: np.ndarray, mask: np.ndarray, i: int) -> np.ndarray:
         """Row ``i``'s logits computed alone, as the per-seat agent computes them."""
@@ -304,12 +310,16 @@ class BatchedCheckpointAgent:
         logits = self._batch_logits(obs) if batched else self.policy.logits(obs, mask)
         self._check_finite(logits, mask, slots)
         masked = np.where(mask, logits, -np.inf)
+        near = np.zeros(len(masked), dtype=bool)  # rows near a correction's decision: computed alone below
+        for c in getattr(self.policy, "corrections", []) if batched else []:
+            masked, c_near = c.apply(masked, np.where(mask, batch_forward(c.net, obs), -np.inf))
+            near |= c_near
         actions = np.argmax(masked, axis=1)
         rows = np.arange(actions.size)
         best = masked[rows, actions]
         masked[rows, actions] = -np.inf
         second = masked.max(axis=1)
-        close = np.flatnonzero(best - second <= self.tie_tolerance + 1e-5 * np.abs(best))
+        close = np.flatnonzero((best - second <= self.tie_tolerance + 1e-5 * np.abs(best)) | near)
         for i in close.tolist():
             row = self._row_logits(obs, mask, i)
             self._check_finite(row[None], mask[i][None], slots[i : i + 1])

@@ -13,10 +13,19 @@ A checkpoint is a safetensors file (no pickle) whose header's ``smear`` entry is
     step              learner decisions trained
     training          the resolved training config (dict)
     state             (training checkpoints) optimizer param groups, numpy RNG state, counters
+    corrections       (optional) a list of advantage corrections applied in order, each an object with
+                      the network's ``hidden_sizes``, ``activation``, ``suit_canonical`` and its ``margin``
 
 Tensor names: ``policy.<param>`` (the policy network's state dict; the layout written by
-``training.policy.SmearPolicy``), and in training checkpoints also ``optim.<i>.<key>``, ``pool.<k>.<param>``
-and ``rng.torch``.
+``training.policy.SmearPolicy``), ``correction.<i>.<param>`` for correction ``i`` (the same layout: its 72
+outputs are advantages), and in training checkpoints also ``optim.<i>.<key>``, ``pool.<k>.<param>`` and
+``rng.torch``.
+
+A **correction** (``python -m training.advantage``) is one step of policy improvement without search: a
+network estimating how much better each legal action is than the policy's greedy one. Where its best
+legal action is more than ``margin`` above the greedy one, the two actions' logits are exchanged, so the
+greedy choice becomes the correction's and the sampling distribution keeps its shape
+(:class:`Correction`). Each later correction sees the logits the earlier ones left.
 
 :func:`load_agent` turns a checkpoint into a :class:`CheckpointAgent` (an
 :class:`~smear_env.agents.base.Agent`) that runs the policy in numpy, greedy by default. Writing checkpoints
@@ -298,6 +307,8 @@ class NumpyPolicy:
                                   f"{short_repr(canon)}")
         self.suit_canonical = canon
         self._check_shapes(sizes, where)
+        self.corrections: list[Correction] = []
+        """Advantage corrections applied to the logits, in order (:func:`read_corrections`)."""
 
     def _check_shapes(self, hidden_sizes: list[int], where: str) -> None:
         """The layer chain OBS_SIZE -> hidden_sizes -> NUM_ACTIONS, with matching biases and finite values;
@@ -365,7 +376,78 @@ class NumpyPolicy:
         check_finite_logits(logits, self.where)
         if p is not None:
             logits = np.take_along_axis(logits, SUIT_ACTION_TARGET[p], axis=1)
-        return np.where(mask.astype(bool), logits, -np.inf)
+        out = np.where(mask.astype(bool), logits, -np.inf)
+        for c in self.corrections:
+            out = c.apply(out, c.net.logits(obs, mask))[0]
+        return out
+
+
+class Correction:
+    """An advantage correction of a policy (see the module docstring): ``net`` (a :class:`NumpyPolicy` whose
+    outputs are advantages) and ``margin``."""
+
+    TOLERANCE = 1e-4
+    """Advantage differences this close to a decision (the margin, or a tie between two actions) are
+    computed again one row at a time by the batched player, so that it chooses as the one-row player does."""
+
+    def __init__(self, net: NumpyPolicy, margin: float, max_logit_gap: float = float("inf")) -> None:
+        self.net = net
+        self.margin = float(margin)
+        self.max_logit_gap = float(max_logit_gap)
+        """Only actions whose policy logit is at most this far below the greedy one's may be taken (a trust
+        region: the correction re-ranks what the policy finds plausible)."""
+
+    def apply(self, logits: np.ndarray, adv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(``logits`` (masked, ``-inf`` illegal) with the greedy action's and the correction's best
+        action's logits exchanged where that one's advantage ``adv`` (masked the same way) is more than the
+        margin above the greedy one's; which rows are within :attr:`TOLERANCE` of a decision)."""
+        r = np.arange(len(logits))
+        greedy = np.argmax(logits, axis=1)
+        best = np.argmax(adv, axis=1)
+        over = adv[r, best] - adv[r, greedy]
+        gap = logits[r, greedy] - logits[r, best]
+        take = (over > self.margin) & (gap <= self.max_logit_gap)
+        out = logits.copy()
+        g, b = greedy[take], best[take]
+        rows = r[take]
+        out[rows, g], out[rows, b] = logits[rows, b], logits[rows, g]
+        second = np.where(np.eye(adv.shape[1], dtype=bool)[best], -np.inf, adv).max(axis=1)
+        with np.errstate(invalid="ignore"):  # rows with one legal action: -inf - -inf
+            # the choice can differ between players only at the margin, or between two near-equal best
+            # actions when the correction changes the action
+            close = (np.abs(over - self.margin) <= self.TOLERANCE) | (take & (adv[r, best] - second
+                                                                              <= self.TOLERANCE))
+            close |= (over > self.margin) & (np.abs(gap - self.max_logit_gap) <= 1e-3)
+        return out, close & (np.isfinite(adv).sum(axis=1) > 1)
+
+
+def read_corrections(tensors: dict[str, np.ndarray], meta: dict[str, Any], where: str) -> list[Correction]:
+    """The corrections a checkpoint's metadata lists (``corrections``), with their tensors
+    ``correction.<i>.*``; a malformed entry or a missing or misshapen tensor is a CheckpointError naming
+    it."""
+    specs = meta.get("corrections", [])
+    if not isinstance(specs, list):
+        raise CheckpointError(f"{where}: metadata 'corrections' must be a list, got {short_repr(specs)}")
+    out = []
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, dict):
+            raise CheckpointError(f"{where}: metadata corrections[{i}] must be an object, got "
+                                  f"{short_repr(spec)}")
+        margin = spec.get("margin")
+        if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < float("inf"):
+            raise CheckpointError(f"{where}: metadata corrections[{i}].margin must be a number >= 0, got "
+                                  f"{short_repr(margin)}")
+        gap = spec.get("max_logit_gap", float("inf"))
+        if isinstance(gap, bool) or not isinstance(gap, int | float) or not gap >= 0:
+            raise CheckpointError(f"{where}: metadata corrections[{i}].max_logit_gap must be a number >= 0, "
+                                  f"got {short_repr(gap)}")
+        net = NumpyPolicy(prefixed(tensors, f"correction.{i}."), spec, where=f"{where} correction {i}")
+        out.append(Correction(net, float(margin), float(gap)))
+    listed = {str(i) for i in range(len(out))}
+    extra = sorted({k.split(".")[1] for k in tensors if k.startswith("correction.")} - listed)
+    if extra:
+        raise CheckpointError(f"{where}: tensors of correction(s) {extra} that the metadata does not list")
+    return out
 
 
 class CheckpointAgent:
@@ -412,4 +494,5 @@ def load_agent(path: str | Path, rules: SmearRules | None = None, greedy: bool =
     check_compatible(meta, path, rules)
     where = f"checkpoint {str(path)!r}"
     policy = NumpyPolicy(prefixed(tensors, "policy."), meta.get("network") or {}, where=where)
+    policy.corrections = read_corrections(tensors, meta, where)
     return CheckpointAgent(str(path), policy, meta, greedy=greedy, temperature=temperature)

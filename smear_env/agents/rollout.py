@@ -36,13 +36,13 @@ import numpy as np
 from ..actions import NUM_ACTIONS
 from ..config import SmearRules
 from ..game import BIDDING, DISCARD, PLAY, TRUMP
-from ..infoset import sample_hidden
+from ..infoset import HiddenDeal, sample_hidden
 from ..observation import PHASE, decode_batch
 from ..vector import VectorGame
 from .slots import _check_start, _SlotTable, check_batch
 
 __all__ = ["PHASES", "ROLLOUT_PREFIX", "RolloutAgent", "play_out", "rollout_from_spec", "rollout_players",
-           "rollout_values", "values_in_deals"]
+           "rollout_values", "true_deal", "values_in_deals"]
 
 PHASES = {"bid": int(BIDDING), "trump": int(TRUMP), "discard": int(DISCARD), "play": int(PLAY)}
 """Phase names of the ``phases`` option and their engine codes."""
@@ -157,6 +157,18 @@ def values_in_deals(rules: SmearRules, views: Sequence[Any], masks: np.ndarray, 
     out = np.full(masks.shape, np.nan)
     out[lanes, acts] = got
     return out
+
+
+def true_deal(vg: VectorGame, lane: int, seat: int | None = None) -> HiddenDeal:
+    """The real hidden cards of ``lane`` of ``vg`` as a :class:`~smear_env.infoset.HiddenDeal` relative to
+    ``seat`` (default the seat to act): every seat's hand, the discards and the stock (while bidding the 8
+    stock cards, afterwards the ones the bidder did not take). What a sampled deal would be if it guessed
+    right: :func:`values_in_deals` on it gives each action's exact value in the game being played."""
+    s = int(vg.to_act[lane]) if seat is None else int(seat)
+    ids = vg.stock[lane].tolist()
+    stock = ids if int(vg.phase[lane]) == BIDDING else ids[vg.rules.kitty_size:]
+    return HiddenDeal(hands=tuple(int(vg.hands[lane, (s + r) & 3]) for r in range(4)),
+                      discards=int(vg.discards[lane]), stock=sum(1 << c for c in stock))
 
 
 class RolloutAgent:

@@ -1,0 +1,279 @@
+"""Advantage rounds (training.advantage) and checkpoints with corrections (smear_env.agents.checkpoint):
+exact action values in the true deal, the correction's fit, the corrected checkpoint's choices in the one-row
+and the batched player, its checks, and the round's command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from smear_env.agents.batched import BatchedCheckpointAgent
+from smear_env.agents.checkpoint import CheckpointError, load_agent
+from smear_env.agents.rollout import rollout_players
+from smear_env.agents.shipped import checkpoint_file
+from smear_env.config import SmearRules
+from smear_env.vector import VectorGame
+from training import advantage
+from training.checkpoint import save_tensors
+from training.distill import load_targets
+
+RULES = SmearRules()
+
+
+@pytest.fixture(scope="module")
+def values() -> dict[str, np.ndarray]:
+    return advantage.collect_values("default", "heuristic", 600, 7, advantage.DEFAULT_SHARE, None, RULES,
+                                    lanes=128)
+
+
+def test_values_are_exact_in_the_true_deal_and_the_policys_value_is_what_the_game_then_scores() -> None:
+    """For positions of a real game: the value of the policy's own action in the true deal equals the hand
+    score difference the same deterministic players then make in that game; every legal action has a value,
+    no illegal one has."""
+    team, opp = rollout_players("default", "heuristic", RULES)
+    vg = VectorGame(64, RULES, seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(23):  # into the play of the first hand in most lanes
+        obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act
+        own = (seat & 1) == 0
+        acts = np.empty(64, dtype=np.int64)
+        acts[own] = team.act_batch(obs[own], mask[own], seat[own])
+        acts[~own] = opp.act_batch(obs[~own], mask[~own], seat[~own])
+        vg.step(acts)
+    from smear_env.agents.rollout import true_deal, values_in_deals
+    from smear_env.observation import decode_batch
+
+    lanes = np.flatnonzero((vg.phase == 3) & ((vg.to_act & 1) == 0))
+    assert lanes.size > 10
+    obs, mask = vg.observe()[lanes], vg.legal_mask()[lanes]
+    deals = [true_deal(vg, int(lane)) for lane in lanes]
+    v = values_in_deals(RULES, decode_batch(obs, mask), mask, deals, team, opp, rng)
+    assert np.isfinite(v[mask]).all() and np.isnan(v[~mask]).all()
+    policy = team.act_batch(obs, mask, np.zeros(lanes.size, dtype=np.int64))
+    # the real game played on from these lanes (absolute seats, no loading): the policy's action first
+    real = VectorGame(lanes.size, RULES)
+    real.copy_lanes(np.arange(lanes.size), vg, lanes)
+    seat = vg.to_act[lanes].copy()
+    want = np.full(lanes.size, np.nan)
+    acts = policy
+    live = np.arange(lanes.size)
+    for _ in range(40):
+        res = real.step(acts, lanes=live)
+        fin = live[res.hand_over[live]]
+        want[fin] = res.reward_score[fin, seat[fin]]
+        live = np.flatnonzero(np.isnan(want))
+        if not live.size:
+            break
+        obs_r, mask_r, to_act = real.observe(), real.legal_mask(), real.to_act
+        own = (to_act[live] & 1) == 0
+        acts = np.empty(live.size, dtype=np.int64)
+        acts[own] = team.act_batch(obs_r[live[own]], mask_r[live[own]], to_act[live[own]])
+        acts[~own] = opp.act_batch(obs_r[live[~own]], mask_r[live[~own]], to_act[live[~own]])
+    assert not live.size
+    np.testing.assert_array_equal(v[np.arange(lanes.size), policy], want)
+
+
+def test_collect_values_rows(values: dict[str, np.ndarray]) -> None:
+    obs, mask, value, policy = values["obs"], values["mask"], values["value"], values["policy"]
+    n = 600
+    assert obs.shape == (n, 493) and obs.dtype == np.float16 and mask.shape == (n, 72)
+    assert (mask.sum(axis=1) > 1).all() and mask[np.arange(n), policy].all()
+    assert np.isfinite(value[mask]).all() and np.isnan(value[~mask]).all()
+    # hand score differences: integers within the 4-point hand's range; not all actions alike
+    assert np.allclose(value[mask], np.round(value[mask])) and np.abs(value[mask]).max() <= 8
+    assert (np.nanmax(value, axis=1) > np.nanmin(value, axis=1)).mean() > 0.2
+    again = advantage.collect_values("default", "heuristic", 600, 7, advantage.DEFAULT_SHARE, None, RULES,
+                                     lanes=128)
+    assert all(np.array_equal(values[k], again[k], equal_nan=True) for k in values)
+
+
+def test_one_step_gains_counts_the_true_gain_of_the_corrected_choice() -> None:
+    value = np.array([[0.0, 1.0, np.nan], [0.5, 0.0, 0.2]])
+    mask = ~np.isnan(value)
+    policy = np.array([0, 0])
+    adv = np.array([[0.0, 0.3, 9.0], [0.0, 0.05, 0.01]])  # the illegal 9.0 is never taken
+    phase = np.array([3, 0])
+    t = {row["margin"]: row for row in advantage.one_step_gains(adv, value, mask, policy, phase, (0.0, 0.1))}
+    assert t[0.0]["changed"] == 1.0 and t[0.0]["gain"] == pytest.approx((1.0 - 0.5) / 2)
+    assert t[0.1]["changed"] == 0.5 and t[0.1]["gain"] == pytest.approx(0.5)
+    assert t[0.1]["play"]["gain"] == 1.0 and t[0.1]["bid"]["changed"] == 0.0
+
+
+def _corrected(tmp_path: Path, values: dict[str, np.ndarray], epochs: int, margin: float = 0.1,
+               init: str = "default", name: str = "corrected.safetensors", gap: float = float("inf")) -> Path:
+    tensors, network, record = advantage.fit_correction(checkpoint_file(init), values, epochs, 1e-3, 64, 0,
+                                                        holdout=0.1, log=lambda _m: None)
+    path = tmp_path / name
+    advantage.add_correction(checkpoint_file(init), tensors, network, margin, record, path, gap)
+    return path
+
+
+def _both_players(path: Path, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the batched player's actions, the one-row player's) of checkpoint ``path``."""
+    batched = BatchedCheckpointAgent.from_checkpoint(str(path), RULES)
+    batched.start_game(0, 0, RULES, np.random.default_rng(0))
+    got = batched.act_batch(obs, mask, np.zeros(len(obs), dtype=np.int64))
+    one = load_agent(path, RULES)
+    rows = np.array([one.act({"observation": obs[i], "action_mask": mask[i].astype(np.int8)})
+                     for i in range(len(obs))])
+    return got, rows
+
+
+def test_an_untrained_correction_never_changes_the_policy(tmp_path: Path, values: dict[str, np.ndarray]
+                                                          ) -> None:
+    """Zero epochs: the output layer is zeros, so no action is ever more than the margin (0) better."""
+    path = _corrected(tmp_path, values, epochs=0, margin=0.0)
+    base = BatchedCheckpointAgent.from_checkpoint(checkpoint_file("default"), RULES)
+    obs, mask = values["obs"].astype(np.float32), values["mask"]
+    base.start_game(0, 0, RULES, np.random.default_rng(0))
+    want = base.act_batch(obs, mask, np.zeros(len(obs), dtype=np.int64))
+    got, rows = _both_players(path, obs, mask)
+    assert (got == want).all() and (rows == want).all()
+
+
+def _planted(values: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Values where the highest legal action other than the policy's is worth 1 and every other 0."""
+    mask, policy = values["mask"], values["policy"]
+    n = policy.size
+    planted = np.array([max(np.flatnonzero(mask[i] & (np.arange(72) != policy[i]))) for i in range(n)])
+    value = np.where(mask, 0.0, np.nan).astype(np.float32)
+    value[np.arange(n), planted] = 1.0
+    return planted, dict(values, value=value)
+
+
+def test_a_fitted_correction_learns_a_planted_better_action_in_both_players(
+        tmp_path: Path, values: dict[str, np.ndarray]) -> None:
+    """The corrected checkpoint takes the planted action on most rows, only legal ones, the batched and the
+    one-row player alike; the logits are the base's with two entries exchanged (the distribution keeps its
+    shape); the held-out table saw the gain."""
+    planted, data = _planted(values)
+    path = _corrected(tmp_path, data, epochs=25, margin=0.3)
+    obs, mask = values["obs"].astype(np.float32), values["mask"]
+    got, rows = _both_players(path, obs, mask)
+    assert mask[np.arange(len(got)), got].all()
+    assert (got == planted).mean() > 0.8
+    assert (got == rows).all()
+    base = load_agent(checkpoint_file("default"), RULES).policy.logits(obs, mask)
+    corrected = load_agent(path, RULES).policy.logits(obs, mask)
+    for i in range(len(obs)):
+        np.testing.assert_array_equal(np.sort(base[i]), np.sort(corrected[i]))
+    record = load_agent(path, RULES).meta["advantage_rounds"][-1]
+    gains = {row["margin"]: row["gain"] for row in record["held_out_one_step_gains"]}
+    assert gains[0.0] > 0.5
+
+
+def test_a_second_correction_sees_the_first_ones_choices(tmp_path: Path, values: dict[str, np.ndarray]
+                                                         ) -> None:
+    """A round from a corrected checkpoint adds correction 1 after correction 0; an untrained second one
+    changes nothing of what the first one chose."""
+    planted, data = _planted(values)
+    first = _corrected(tmp_path, data, epochs=25, margin=0.3)
+    second = _corrected(tmp_path, values, epochs=0, margin=0.0, init=str(first), name="second.safetensors")
+    agent, before = load_agent(second, RULES), load_agent(first, RULES)
+    assert len(agent.meta["corrections"]) == len(before.meta["corrections"]) + 1
+    assert len(agent.meta["advantage_rounds"]) == len(before.meta["advantage_rounds"]) + 1
+    obs, mask = values["obs"].astype(np.float32), values["mask"]
+    assert (_both_players(second, obs, mask)[0] == _both_players(first, obs, mask)[0]).all()
+
+
+def test_corrections_are_checked(tmp_path: Path, values: dict[str, np.ndarray]) -> None:
+    from smear_env.agents.checkpoint import read_checkpoint
+
+    path = _corrected(tmp_path, values, epochs=0)
+    tensors, meta = read_checkpoint(path)
+
+    def write(t: dict, m: dict) -> Path:
+        out = tmp_path / "bad.safetensors"
+        save_tensors(out, t, m)
+        return out
+
+    bad = [
+        ({**meta, "corrections": [{**meta["corrections"][0], "margin": -1}]}, tensors,
+         r"corrections\[0\]\.margin must be a number >= 0"),
+        ({**meta, "corrections": {"margin": 0}}, tensors, "'corrections' must be a list"),
+        ({**meta, "corrections": [{**meta["corrections"][0], "max_logit_gap": "x"}]}, tensors,
+         r"max_logit_gap must be a number >= 0"),
+        ({**meta, "corrections": []}, tensors, r"tensors of correction\(s\) \['0'"),
+        (meta, {k: v for k, v in tensors.items() if k != "correction.0.pi_head.weight"},
+         "missing tensor 'pi_head.weight'"),
+    ]
+    for m, t, message in bad:
+        with pytest.raises(CheckpointError, match=message):
+            load_agent(write(t, m), RULES)
+
+
+def test_the_round_command_writes_a_corrected_checkpoint_a_student_and_their_record(tmp_path: Path) -> None:
+    run = tmp_path / "round"
+    assert advantage.main(["--init", "default", "--run-dir", str(run), "--positions", "300", "--workers", "1",
+                           "--epochs", "1", "--label-rows", "2000", "--distill-epochs", "1", "--seed", "4",
+                           "--margin", "0.5", "--steps", "values,fit,labels,distill"]) == 0
+    record = json.loads((run / "round.json").read_text())
+    assert set(record) >= {"command", "values", "fit", "labels", "distill"}
+    assert record["labels"]["rows"] == 2000 and record["values"]["positions"] == 300
+    labels = load_targets([run / "labels.npz"])
+    assert labels["action"].size == 2000 and labels["mask"][np.arange(2000), labels["action"]].all()
+    final = load_agent(run / "final.safetensors", RULES)
+    base = load_agent(checkpoint_file("default"), RULES)
+    assert final.meta["corrections"][-1]["margin"] == 0.5
+    assert len(final.policy.corrections) == len(base.policy.corrections) + 1
+    assert final.meta["corrections"][-1]["max_logit_gap"] == 3.0
+    assert final.meta["advantage_rounds"][-1]["rows"] == 300
+    student = load_agent(run / "student.safetensors", RULES)
+    assert student.meta["algorithm"] == "advantage_distill" and not student.policy.corrections
+    assert "corrections" not in student.meta
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--share", "bids=0.5"], "unknown phase 'bids'"),
+    (["--share", "play=2"], "between 0 and 1"),
+    (["--steps", "values,train"], "each must be one of"),
+    (["--positions", "0"], "--positions must be >= 1"),
+    (["--margin", "-0.1"], "--margin and --max-logit-gap must be >= 0"),
+    (["--max-logit-gap", "-1"], "--margin and --max-logit-gap must be >= 0"),
+])
+def test_bad_arguments_name_the_option(tmp_path: Path, capsys: pytest.CaptureFixture, argv: list[str],
+                                       message: str) -> None:
+    with pytest.raises(SystemExit):
+        advantage.main(["--init", "default", "--run-dir", str(tmp_path / "r"), *argv])
+    assert message in capsys.readouterr().err
+
+
+def test_training_from_a_corrected_checkpoint_says_the_corrections_are_left_behind(
+        tmp_path: Path, values: dict[str, np.ndarray]) -> None:
+    from training.distill import policy_from_checkpoint
+
+    path = _corrected(tmp_path, values, epochs=0)
+    with pytest.warns(UserWarning, match="advantage correction"):
+        policy_from_checkpoint(str(path))
+    from smear_env.agents.checkpoint import read_checkpoint
+
+    tensors, meta = read_checkpoint(path)
+    plain = tmp_path / "plain.safetensors"
+    save_tensors(plain, {k: v for k, v in tensors.items() if k.startswith("policy.")},
+                 {k: v for k, v in meta.items() if k != "corrections"})
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        policy_from_checkpoint(str(plain))
+
+
+def test_a_correction_exchanges_two_logits_only_beyond_its_margin() -> None:
+    from smear_env.agents.checkpoint import Correction
+
+    c = Correction(net=None, margin=0.05)  # type: ignore[arg-type]
+    inf = -np.inf
+    logits = np.array([[2.0, 1.0, 0.0, inf], [2.0, 1.0, 0.0, inf], [2.0, 1.0, inf, inf],
+                       [3.0, inf, inf, inf]])
+    adv = np.array([[0.0, 0.2, 0.1, inf], [0.0, 0.04, 0.01, inf], [0.0, 0.05 + 5e-5, inf, inf],
+                    [0.0, inf, inf, inf]])
+    out, near = c.apply(logits, adv)
+    np.testing.assert_array_equal(out[0], [1.0, 2.0, 0.0, inf])  # greedy 0 and best 1 exchanged
+    np.testing.assert_array_equal(out[1], logits[1])  # 0.04 is within the margin
+    assert out[2, 1] == 2.0 and near.tolist() == [False, False, True, False]  # just over, within tolerance
+    np.testing.assert_array_equal(out[3], logits[3])  # one legal action
+    tight = Correction(net=None, margin=0.05, max_logit_gap=0.5)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(tight.apply(logits, adv)[0][0], logits[0])  # action 1 is 1 logit below

@@ -1,0 +1,437 @@
+"""Advantage rounds: one step of policy improvement learned from exact action values in the true deal.
+
+The rollout search of expert iteration (:mod:`smear_env.agents.rollout`) values each action on 32 deals
+drawn uniformly from what a player has seen, at every searched decision: costly (a round takes half an hour
+on 2 cores), blind to what the other players' bids and plays say about their cards, and noisy where it
+picks its best (the winner's curse, ``docs/training-diagnosis.md`` section 7). A round here instead:
+
+1. **values** -- the policy ``--init`` (seats 0 and 2) plays ``--opponent`` (1 and 3) on the batched engine.
+   At a random share of the team's decisions with more than one legal action (``--share``, per phase), every
+   legal action is played once in the *true* deal, the rest of the hand by the same deterministic players
+   (:func:`~smear_env.agents.rollout.values_in_deals`), and valued by the chance of winning the game after
+   the hand (``--winprob``, :mod:`smear_env.agents.winprob`; the hand's score difference without): the
+   action's exact value in that deal. The deals are the real ones, so across positions they follow the true
+   distribution of the hidden cards given what the player saw -- bids and plays included. One deal a
+   position makes each row noisy; the network in step 2 averages over many (a million rows take about 8
+   minutes on 2 cores).
+2. **fit** -- a correction network (the policy's shape, its hidden layers initialised from the policy, the
+   output layer from zeros) is regressed on ``A(s, a) = Q(s, a) - Q(s, pi(s))`` over the legal actions
+   (mean squared error). Held-out rows give, per margin, the mean true gain of the corrected choice over the
+   policy's (an unbiased one-step figure: the values are exact in those deals). The policy's checkpoint with
+   this correction added (``--margin``: the greedy action changes only where the correction's best is that
+   much better, and ``--max-logit-gap``: only to an action the policy itself rates within that many logits
+   of its greedy one; :class:`~smear_env.agents.checkpoint.Correction`) is ``<run-dir>/final.safetensors``:
+   it plays anywhere a checkpoint plays, two forward passes a decision.
+
+Two optional steps make a single network of it instead (measured: it keeps little of the gain,
+``docs/training-diagnosis.md`` section 9):
+
+3. **labels** -- the corrected policy plays ``--opponent``; each of its decisions with more than one legal
+   action is a distillation target (``--label-rows`` rows).
+4. **distill** -- the policy fine-tuned on those targets (:func:`training.distill.distill`):
+   ``<run-dir>/student.safetensors``.
+
+    python -m training.advantage --init default --run-dir runs/adv --winprob runs/winprob_C.safetensors \\
+        --positions 1000000 --workers 2 --seed 95101
+
+A policy that already has corrections gets one more (each later one was fitted to the choices the earlier
+ones make). Each step's figures and the command are kept in ``<run-dir>/round.json`` and in the written
+checkpoints' metadata (``advantage_rounds``: one record a correction). The steps can be run alone
+(``--steps values,fit``; by default ``values,fit``); a later step reads what the earlier ones wrote in the
+run folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from smear_env.config import SmearRules
+from smear_env.observation import PHASE
+
+from .checkpoint import save_policy, save_tensors
+
+__all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "label_rows", "main",
+           "one_step_gains"]
+
+PHASE_NAMES = ("bid", "trump", "discard", "play")
+"""Decision phases, in the engine's codes 0-3."""
+STEPS = ("values", "fit", "labels", "distill")
+DEFAULT_STEPS = ("values", "fit")
+DEFAULT_SHARE = {"bid": 0.5, "trump": 1.0, "discard": 0.3, "play": 0.15}
+"""The share of the team's decisions of each phase (more than one legal action) valued in step 1."""
+MARGINS = (0.0, 0.005, 0.01, 0.02, 0.04, 0.06)
+"""The margins of the held-out table of step 2."""
+_CHUNK = 1024  # positions valued at once
+
+
+def collect_values(policy: str, opponent: str, positions: int, seed: int, share: dict[str, float],
+                   winprob: str | None, rules: SmearRules, lanes: int = 2048, log: Any = None
+                   ) -> dict[str, np.ndarray]:
+    """Step 1 in one process: ``positions`` rows ``obs`` (float16), ``mask``, ``value`` ((n, 72) float32
+    exact values in the true deal, NaN where illegal) and ``policy`` (the policy's greedy action)."""
+    from smear_env.agents.rollout import rollout_players, true_deal, values_in_deals
+    from smear_env.observation import decode_batch
+    from smear_env.vector import VectorGame
+
+    team, opp = rollout_players(policy, opponent, rules)
+    objective = None
+    if winprob:
+        from smear_env.agents.winprob import load_winprob
+
+        objective = load_winprob(winprob, rules)
+    probs = np.array([share[p] for p in PHASE_NAMES])
+    vg = VectorGame(lanes, rules, seed=seed)
+    rng = np.random.default_rng(seed)
+    out: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "value": [], "policy": []}
+    got = 0
+    buf_obs: list[np.ndarray] = []
+    buf_mask: list[np.ndarray] = []
+    buf_deal: list[Any] = []
+    t0 = time.monotonic()
+    while got < positions:
+        obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
+        own = (seat & 1) == 0
+        phase = np.minimum(vg.phase.astype(np.int64), 3)
+        pick = own & (vg.phase <= 3) & (mask.sum(axis=1) > 1) & (rng.random(lanes) < probs[phase])
+        for lane in np.flatnonzero(pick).tolist():
+            buf_deal.append(true_deal(vg, lane))
+            buf_obs.append(obs[lane])
+            buf_mask.append(mask[lane])
+        if len(buf_obs) >= _CHUNK or (buf_obs and got + len(buf_obs) >= positions):
+            bo, bm = np.array(buf_obs)[:positions - got], np.array(buf_mask)[:positions - got]
+            deals = buf_deal[:positions - got]
+            v = values_in_deals(rules, decode_batch(bo, bm), bm, deals, team, opp, rng, value=objective)
+            out["obs"].append(bo.astype(np.float16))  # 0/1 features and small integers: exact
+            out["mask"].append(bm)
+            out["value"].append(v.astype(np.float32))
+            out["policy"].append(team.act_batch(bo, bm, np.zeros(len(bo), dtype=np.int64)))
+            got += len(bo)
+            buf_obs, buf_mask, buf_deal = [], [], []
+            if log is not None and (got // _CHUNK) % 50 == 0:
+                log(f"values: {got} positions, {time.monotonic() - t0:.0f} s")
+        actions = np.empty(lanes, dtype=np.int64)
+        rows = np.arange(lanes)
+        actions[own] = team.act_batch(obs[rows[own]], mask[rows[own]], seat[own])
+        actions[~own] = opp.act_batch(obs[rows[~own]], mask[rows[~own]], seat[~own])
+        vg.step(actions)
+    for a in (team, opp):
+        a.close()
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def _values_job(job: dict[str, Any]) -> str:
+    from smear_env.evaluation.batched import one_blas_thread
+
+    torch.set_num_threads(1)
+    with one_blas_thread():
+        data = collect_values(job["policy"], job["opponent"], job["positions"], job["seed"], job["share"],
+                              job["winprob"], SmearRules.from_dict(job["rules"]),
+                              log=(lambda m: print(f"[worker 0] {m}", flush=True)) if job["first"] else None)
+    np.savez(job["out"], **data)
+    return job["out"]
+
+
+def one_step_gains(adv: np.ndarray, value: np.ndarray, mask: np.ndarray, policy: np.ndarray,
+                   phase: np.ndarray, margins: Sequence[float] = MARGINS) -> list[dict[str, Any]]:
+    """Per margin: the share of rows the correction changes and the mean true gain (``value`` of its choice
+    minus that of the ``policy``'s action), overall and per phase, with standard errors."""
+    r = np.arange(len(policy))
+    a = np.where(mask, adv, -np.inf)
+    best = np.argmax(a, axis=1)
+    over = a[r, best] - a[r, policy]
+    table = []
+    for m in margins:
+        choice = np.where(over > m, best, policy)
+        gain = value[r, choice] - value[r, policy]
+        row: dict[str, Any] = {"margin": float(m), "changed": float((choice != policy).mean()),
+                               "gain": float(gain.mean()), "gain_se": float(gain.std() / np.sqrt(gain.size))}
+        for k, name in enumerate(PHASE_NAMES):
+            s = phase == k
+            if s.any():
+                row[name] = {"rows": int(s.sum()), "changed": float((choice != policy)[s].mean()),
+                             "gain": float(gain[s].mean()),
+                             "gain_se": float(gain[s].std() / np.sqrt(s.sum()))}
+        table.append(row)
+    return table
+
+
+def fit_correction(policy_file: str, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int,
+                   seed: int, holdout: float = 0.03, log: Any = print) -> tuple[dict[str, torch.Tensor],
+                                                                             dict[str, Any], dict[str, Any]]:
+    """Step 2: (the correction's tensors, its ``network``, the fit's record with the held-out table)."""
+    from .distill import policy_from_checkpoint
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    net, meta = policy_from_checkpoint(policy_file, warn_corrections=False)  # only its trunk is used
+    torch.nn.init.zeros_(net.pi_head.weight)
+    torch.nn.init.zeros_(net.pi_head.bias)
+    n = data["policy"].size
+    obs = torch.from_numpy(data["obs"].astype(np.float32))
+    mask_np = data["mask"].astype(bool)
+    mask = torch.from_numpy(mask_np)
+    value = np.nan_to_num(data["value"].astype(np.float32))
+    target = torch.from_numpy(np.where(mask_np, value - value[np.arange(n), data["policy"]][:, None], 0)
+                              .astype(np.float32))
+    perm = rng.permutation(n)
+    n_val = max(1, int(n * holdout))
+    val, train = perm[:n_val], perm[n_val:]
+    params = list(net.pi_body.parameters()) + list(net.pi_head.parameters())
+    opt = torch.optim.Adam(params, lr=lr)
+
+    def predict(rows: np.ndarray) -> np.ndarray:
+        net.eval()
+        with torch.no_grad():
+            return torch.cat([net.logits(obs[rows[i:i + 8192]], mask[rows[i:i + 8192]])
+                              for i in range(0, rows.size, 8192)]).numpy()
+
+    losses: list[float] = []
+    for epoch in range(epochs):
+        net.train()
+        order = torch.from_numpy(rng.permutation(train))
+        total = 0.0
+        for begin in range(0, order.numel(), batch):
+            idx = order[begin:begin + batch]
+            m = mask[idx]
+            err = torch.where(m, net.logits(obs[idx], m) - target[idx], 0.0)
+            loss = (err * err).sum() / m.sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * idx.numel()
+        losses.append(total / train.size)
+        log(f"fit: epoch {epoch + 1}: squared error {losses[-1]:.5f}")
+    adv = predict(val)
+    err = np.where(mask_np[val], adv - target[val].numpy(), 0)
+    phase = np.argmax(data["obs"][val, PHASE:PHASE + 4], axis=1)
+    table = one_step_gains(adv, value[val], mask_np[val], data["policy"][val], phase)
+    record = {"rows": int(n), "held_out_rows": int(n_val), "epochs": epochs, "lr": lr, "batch": batch,
+              "seed": seed, "train_squared_error": losses,
+              "held_out_squared_error": float((err ** 2).sum() / mask_np[val].sum()),
+              "held_out_one_step_gains": table}
+    state = net.state_dict()
+    tensors = {k: v for k, v in state.items() if k == "obs_scale" or k.startswith(("pi_body.", "pi_head."))}
+    network = {"hidden_sizes": list(meta["network"]["hidden_sizes"]),
+               "activation": meta["network"].get("activation", "relu"),
+               "suit_canonical": bool(meta["network"].get("suit_canonical", False))}
+    return tensors, network, record
+
+
+def add_correction(init: str, tensors: dict[str, torch.Tensor], network: dict[str, Any], margin: float,
+                   record: dict[str, Any], out: str | Path, max_logit_gap: float = 3.0) -> int:
+    """Write checkpoint ``init`` (its policy and its corrections, no training state) with one more
+    correction (``tensors`` of :func:`fit_correction`, stored as float16, ``network``, ``margin``,
+    ``max_logit_gap``) to
+    ``out``; ``record`` is appended to the metadata's ``advantage_rounds``. Returns the new correction's
+    index."""
+    from smear_env.agents.checkpoint import read_checkpoint
+
+    old, meta = read_checkpoint(init)
+    meta = {k: v for k, v in meta.items() if k not in ("state", "name", "model_card")}
+    index = len(meta.get("corrections") or [])
+    kept = {k: v for k, v in old.items() if k.startswith(("policy.", "correction."))}
+    # float16 halves the file (the players compute in float32 from these values, so every player of the file
+    # makes the same choices; a correction's outputs are differences of a few hundredths)
+    kept.update({f"correction.{index}.{k}": np.asarray(v.detach().numpy() if hasattr(v, "detach") else v,
+                                                        dtype=np.float16) for k, v in tensors.items()})
+    spec = {**network, "margin": float(margin)}
+    if np.isfinite(max_logit_gap):  # no entry: no trust region (JSON has no infinity)
+        spec["max_logit_gap"] = float(max_logit_gap)
+    meta["corrections"] = [*(meta.get("corrections") or []), spec]
+    meta["advantage_rounds"] = [*(meta.get("advantage_rounds") or []), record]
+    save_tensors(out, kept, meta)
+    return index
+
+
+def label_rows(agent: Any, opponent: str, rows: int, seed: int, rules: SmearRules, lanes: int = 4096
+               ) -> dict[str, np.ndarray]:
+    """Step 3: ``rows`` decisions (more than one legal action) of ``agent`` (seats 0 and 2, a batched agent
+    that does not draw) against ``opponent`` as distillation targets
+    (:data:`training.distill.TARGET_KEYS`)."""
+    from smear_env.agents.batched import make_batched_agent
+    from smear_env.vector import VectorGame
+
+    opp = make_batched_agent(opponent, rules)
+    rng = np.random.default_rng(seed)
+    for s in range(4):
+        agent.start_game(s, s, rules, rng)
+        opp.start_game(s, s, rules, rng)
+    vg = VectorGame(lanes, rules, seed=seed)
+    parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": []}
+    got = 0
+    while got < rows:
+        obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
+        own = (seat & 1) == 0
+        actions = np.empty(lanes, dtype=np.int64)
+        mine = agent.act_batch(obs[own], mask[own], seat[own])
+        actions[own] = mine
+        actions[~own] = opp.act_batch(obs[~own], mask[~own], seat[~own])
+        keep = mask[own].sum(axis=1) > 1
+        take = min(int(keep.sum()), rows - got)
+        parts["obs"].append(obs[own][keep][:take].astype(np.float16))
+        parts["mask"].append(mask[own][keep][:take])
+        parts["action"].append(mine[keep][:take])
+        got += take
+        vg.step(actions)
+    opp.close()
+    out = {k: np.concatenate(v) for k, v in parts.items()}
+    out["searched"] = np.ones(got, dtype=bool)
+    return out
+
+
+def _share(text: str) -> dict[str, float]:
+    share = dict(DEFAULT_SHARE)
+    for part in filter(None, text.split(",")):
+        key, _, val = part.partition("=")
+        if key not in share:
+            raise argparse.ArgumentTypeError(f"--share: unknown phase {key!r}; phases: "
+                                             f"{', '.join(PHASE_NAMES)}")
+        try:
+            share[key] = float(val)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--share: {key}={val!r} is not a number") from None
+        if not 0 <= share[key] <= 1:
+            raise argparse.ArgumentTypeError(f"--share: {key} must be between 0 and 1, not {share[key]}")
+    return share
+
+
+def _steps(text: str) -> list[str]:
+    steps = [s for s in text.split(",") if s]
+    bad = [s for s in steps if s not in STEPS]
+    if bad or not steps:
+        raise argparse.ArgumentTypeError(f"--steps: {bad or text!r}; each must be one of {', '.join(STEPS)}")
+    return steps
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m training.advantage", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--init", required=True, help="the policy to improve: a checkpoint file or shipped name")
+    ap.add_argument("--run-dir", required=True, help="folder for the round's files")
+    ap.add_argument("--opponent", default="heuristic", help="agent spec of the other team (does not draw)")
+    ap.add_argument("--winprob", default=None,
+                    help="win-probability file (python -m training.winprob): the objective; default the "
+                         "hand's score difference")
+    ap.add_argument("--positions", type=int, default=1_000_000, help="positions valued in step 1")
+    ap.add_argument("--share", type=_share, default=dict(DEFAULT_SHARE),
+                    help="share of the team's decisions valued per phase, e.g. bid=0.5,play=0.15")
+    ap.add_argument("--workers", type=int, default=2, help="processes of step 1")
+    ap.add_argument("--epochs", type=int, default=5, help="epochs of the fit (step 2)")
+    ap.add_argument("--lr", type=float, default=3e-4, help="learning rate of the fit")
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--margin", type=float, default=0.04,
+                    help="the corrected policy changes an action only where the correction's best is this "
+                         "much better (objective's units)")
+    ap.add_argument("--max-logit-gap", type=float, default=3.0,
+                    help="the correction may take only actions whose policy logit is at most this far below "
+                         "the greedy one's (a trust region; without it the correction fitted against the "
+                         "heuristic lost 13%% of games to random by overbidding)")
+    ap.add_argument("--label-rows", type=int, default=2_000_000, help="distillation targets of step 3")
+    ap.add_argument("--distill-epochs", type=int, default=3)
+    ap.add_argument("--distill-lr", type=float, default=1e-4)
+    ap.add_argument("--steps", type=_steps, default=list(DEFAULT_STEPS),
+                    help=f"comma-separated steps to run, of {', '.join(STEPS)} (default: values,fit)")
+    ap.add_argument("--seed", type=int, default=0)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    for key in ("positions", "workers", "epochs", "batch", "label_rows"):
+        if getattr(args, key) < 1:
+            build_parser().error(f"--{key.replace('_', '-')} must be >= 1")
+    if not args.margin >= 0 or not args.max_logit_gap >= 0:
+        build_parser().error("--margin and --max-logit-gap must be >= 0")
+    from smear_env.agents.shipped import checkpoint_file
+
+    rules = SmearRules()
+    run = Path(args.run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    init = checkpoint_file(args.init)
+    record_path = run / "round.json"
+    record: dict[str, Any] = json.loads(record_path.read_text()) if record_path.exists() else {}
+    given = list(argv) if argv is not None else sys.argv[1:]
+    record["command"] = " ".join(["python -m training.advantage", *given])
+    values_files = [str(run / f"values_{i}.npz") for i in range(args.workers)]
+    final_file = run / "final.safetensors"
+    labels_file = run / "labels.npz"
+
+    def log(msg: str) -> None:
+        print(msg, flush=True)
+
+    if "values" in args.steps:
+        t0 = time.monotonic()
+        parts = [args.positions // args.workers + (i < args.positions % args.workers)
+                 for i in range(args.workers)]
+        jobs = [{"policy": init, "opponent": args.opponent, "positions": parts[i], "seed": args.seed + i,
+                 "share": args.share, "winprob": args.winprob, "rules": rules.to_dict(),
+                 "out": values_files[i], "first": i == 0} for i in range(args.workers)]
+        if args.workers == 1:
+            _values_job(jobs[0])
+        else:
+            with mp.get_context("spawn").Pool(args.workers) as pool:
+                pool.map(_values_job, jobs)
+        record["values"] = {"policy": init, "opponent": args.opponent, "winprob": args.winprob,
+                            "positions": args.positions, "share": args.share, "seeds":
+                            [j["seed"] for j in jobs], "seconds": round(time.monotonic() - t0, 1)}
+        log(f"values: {args.positions} positions in {record['values']['seconds']} s")
+        record_path.write_text(json.dumps(record, indent=1))  # kept if a later step fails
+    if "fit" in args.steps:
+        t0 = time.monotonic()
+        torch.set_num_threads(max(1, min(args.workers, os.cpu_count() or 1)))
+        parts = [dict(np.load(f)) for f in values_files]
+        data = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "mask", "value", "policy")}
+        del parts
+        tensors, network, fit = fit_correction(init, data, args.epochs, args.lr, args.batch, args.seed,
+                                               log=log)
+        del data
+        fit["seconds"] = round(time.monotonic() - t0, 1)
+        fit.update(policy=init, objective=args.winprob or "hand score difference", opponent=args.opponent,
+                   margin=args.margin, values=record.get("values"), command=record["command"])
+        index = add_correction(init, tensors, network, args.margin, fit, final_file, args.max_logit_gap)
+        record["fit"] = fit
+        for row in fit["held_out_one_step_gains"]:
+            log(f"held out, margin {row['margin']}: changed {100 * row['changed']:.2f}%, gain "
+                f"{row['gain']:+.5f} ± {row['gain_se']:.5f} a decision")
+        log(f"wrote {final_file}: {init} with correction {index} (margin {args.margin})")
+    if "labels" in args.steps:
+        t0 = time.monotonic()
+        from smear_env.agents.batched import make_batched_agent
+
+        agent = make_batched_agent(str(final_file), rules)
+        data = label_rows(agent, args.opponent, args.label_rows, args.seed + 100, rules)
+        np.savez(labels_file, **data)
+        record["labels"] = {"rows": args.label_rows, "agent": str(final_file), "seed": args.seed + 100,
+                            "seconds": round(time.monotonic() - t0, 1)}
+        log(f"labels: {args.label_rows} rows of {final_file}")
+        del data
+    if "distill" in args.steps:
+        t0 = time.monotonic()
+        from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint
+
+        torch.set_num_threads(max(1, min(args.workers, os.cpu_count() or 1)))
+        policy, meta = policy_from_checkpoint(init)
+        res = distill(policy, load_targets([labels_file]), args.distill_epochs, args.distill_lr, args.batch,
+                      args.seed, log=log)
+        res["seconds"] = round(time.monotonic() - t0, 1)
+        record["distill"] = res
+        meta = {k: v for k, v in meta.items() if k not in ("corrections", "advantage_rounds")}
+        save_policy(run / "student.safetensors", policy.state_dict(),
+                    distilled_metadata(meta, "advantage_distill", record))
+        log(f"wrote {run / 'student.safetensors'}")
+    record_path.write_text(json.dumps(record, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
