@@ -97,7 +97,8 @@ def distilled_metadata(meta: dict[str, Any], algorithm: str, record: dict[str, A
     """The metadata of a checkpoint distilled from one with metadata ``meta``: its network and rules, less
     what described the source agent (shipped name, model card, source, training state), with
     ``algorithm`` and the run's ``record`` under that key."""
-    out = {k: v for k, v in meta.items() if k not in ("name", "model_card", "source", "state")}
+    out = {k: v for k, v in meta.items() if k not in ("name", "model_card", "source", "state", "corrections",
+                                                      "advantage_rounds")}  # the student is one network
     out["algorithm"] = algorithm
     out[algorithm] = record
     return out
