@@ -48,11 +48,7 @@ def positions(base: object, opp: object, n: int, seed: int, phases: list[int], r
         taken |= ok
         if taken.all():
             break
-        acts = np.empty(n, dtype=np.int64)
-        rows = np.arange(n)
-        acts[own] = base.act_batch(obs[rows[own]], mask[rows[own]], seat[own])
-        acts[~own] = opp.act_batch(obs[rows[~own]], mask[rows[~own]], seat[~own])
-        vg.step(acts)
+        vg.step(ro.team_actions(base, opp, obs, mask, seat))
     return np.array(obs_out), np.array(mask_out), deals
 
 

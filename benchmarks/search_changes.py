@@ -38,7 +38,10 @@ def changes(files: list[str], policy: str) -> tuple[dict[str, np.ndarray], np.nd
     from training.distill import load_targets, policy_from_checkpoint, search_changes
 
     data = load_targets(files)
-    changed, start = search_changes(policy_from_checkpoint(checkpoint_file(policy))[0], data)
+    # the changes distillation would teach: against the network it fine-tunes (a corrected checkpoint's
+    # network alone, as training.distill counts them)
+    network = policy_from_checkpoint(checkpoint_file(policy), warn_corrections=False)[0]
+    changed, start = search_changes(network, data)
     return data, np.flatnonzero(changed), start
 
 

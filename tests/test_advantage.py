@@ -12,7 +12,7 @@ import pytest
 
 from smear_env.agents.batched import BatchedCheckpointAgent
 from smear_env.agents.checkpoint import CheckpointError, load_agent
-from smear_env.agents.rollout import rollout_players
+from smear_env.agents.rollout import rollout_players, team_actions
 from smear_env.agents.shipped import checkpoint_file
 from smear_env.config import SmearRules
 from smear_env.vector import VectorGame
@@ -37,12 +37,7 @@ def test_values_are_exact_in_the_true_deal_and_the_policys_value_is_what_the_gam
     vg = VectorGame(64, RULES, seed=3)
     rng = np.random.default_rng(0)
     for _ in range(23):  # into the play of the first hand in most lanes
-        obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act
-        own = (seat & 1) == 0
-        acts = np.empty(64, dtype=np.int64)
-        acts[own] = team.act_batch(obs[own], mask[own], seat[own])
-        acts[~own] = opp.act_batch(obs[~own], mask[~own], seat[~own])
-        vg.step(acts)
+        vg.step(team_actions(team, opp, vg.observe(), vg.legal_mask(), vg.to_act))
     from smear_env.agents.rollout import true_deal, values_in_deals
     from smear_env.observation import decode_batch
 
@@ -160,6 +155,12 @@ def test_a_fitted_correction_learns_a_planted_better_action_in_both_players(
     corrected = load_agent(path, RULES).policy.logits(obs, mask)
     for i in range(len(obs)):
         np.testing.assert_array_equal(np.sort(base[i]), np.sort(corrected[i]))
+    # corrections=False: the network alone, the one the round started from (what a trainer fine-tunes)
+    network = load_agent(path, RULES, corrections=False)
+    assert network.policy.corrections == [] and len(load_agent(path, RULES).policy.corrections) >= 1
+    np.testing.assert_array_equal(network.policy.logits(obs, mask),
+                                  load_agent(checkpoint_file("default"), RULES, corrections=False)
+                                  .policy.logits(obs, mask))
     record = load_agent(path, RULES).meta["advantage_rounds"][-1]
     gains = {row["margin"]: row["gain"] for row in record["held_out_one_step_gains"]}
     assert gains[0.0] > 0.5

@@ -41,10 +41,14 @@ def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
     assert (data["q"] == q).all() and np.isfinite(q[data["searched"]]).any()
     assert np.isneginf(q[~data["searched"]]).all() and np.isneginf(q[~data["mask"]]).all()
     out = tmp_path / "d.safetensors"
-    assert main(["--init", "default", "--data", str(path), "--out", str(out), "--epochs", "30",
-                 "--lr", "1e-3", "--batch", "256"]) == 0
+    # the shipped default carries an advantage correction: the student is its network, and says so
+    with pytest.warns(UserWarning, match="1 advantage correction"):
+        assert main(["--init", "default", "--data", str(path), "--out", str(out), "--epochs", "30",
+                     "--lr", "1e-3", "--batch", "256"]) == 0
     student = BatchedCheckpointAgent.from_checkpoint(str(out), SmearRules())
-    teacher = BatchedCheckpointAgent.from_checkpoint("checkpoints/smear_v0_default.safetensors", SmearRules())
+    # the network the student started from (the shipped default's, without its advantage corrections)
+    teacher = BatchedCheckpointAgent.from_checkpoint("checkpoints/smear_v0_default.safetensors", SmearRules(),
+                                                     corrections=False)
     for a in (student, teacher):
         for s in range(len(data["action"])):
             a.start_game(s, 0, SmearRules(), np.random.default_rng(0))
@@ -57,12 +61,15 @@ def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
     meta = student.meta["distill"]
     assert meta["changed_rows"] == changed.sum() and meta["followed_train"] > 0.8
     assert meta["changed_weight"] == 1.0 and meta["min_gain"] is None
+    assert meta["init_corrections_not_carried_over"] == 1 and "corrections" not in student.meta
 
 
 def _changed_rows(data: dict) -> tuple[np.ndarray, np.ndarray]:
     """(the rows the search changed, the starting policy's greedy actions), computed here without
-    ``training.distill`` (the batched numpy agent of the same checkpoint), so they check it."""
-    agent = BatchedCheckpointAgent.from_checkpoint("checkpoints/smear_v0_default.safetensors", SmearRules())
+    ``training.distill`` (the batched numpy agent of the same checkpoint's network, which is what distillation
+    fine-tunes: without its advantage corrections), so they check it."""
+    agent = BatchedCheckpointAgent.from_checkpoint("checkpoints/smear_v0_default.safetensors", SmearRules(),
+                                                   corrections=False)
     rows = np.arange(len(data["action"]))
     for s in rows:
         agent.start_game(int(s), 0, SmearRules(), np.random.default_rng(0))
@@ -79,10 +86,12 @@ def test_changed_weight_and_min_gain(tmp_path) -> None:
     assert changed.sum() >= 2
     rows = np.flatnonzero(changed)
     gain = data["q"][rows, data["action"][rows]] - data["q"][rows, start[rows]]
-    assert (gain > 0).all()  # the search changes an action only for a better one (margin 0)
+    # the search (margin 0) changes its base player's action only for a better one; the base player is the
+    # corrected default, so a row it kept may still differ from the network's choice, by a value >= 0
+    assert (gain >= 0).all() and (gain > 0).any()
     cut = float(np.median(gain))
     logged: list[str] = []
-    policy, _ = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors")
+    policy, _ = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors", warn_corrections=False)
     res = distill(policy, data, epochs=1, lr=1e-4, batch=256, seed=0, log=logged.append, min_gain=cut,
                   changed_weight=3.0)
     # changes below the cut became the policy's own action: they are no longer changed rows
@@ -94,7 +103,7 @@ def test_changed_weight_and_min_gain(tmp_path) -> None:
     # the weight moves the student further towards the changes than the plain loss, from the same start
     follow = []
     for w in (1.0, 30.0):
-        policy, _ = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors")
+        policy, _ = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors", warn_corrections=False)
         follow.append(distill(policy, data, epochs=5, lr=3e-4, batch=256, seed=0, log=lambda _: None,
                               changed_weight=w)["followed_train"])
     assert follow[1] > follow[0]
@@ -141,9 +150,11 @@ def test_expert_iteration_rounds_write_playable_checkpoints_and_their_log(tmp_pa
     from training.expert_iteration import main as exit_main
 
     run = tmp_path / "exit"
-    assert exit_main(["--init", "default", "--run-dir", str(run), "--rounds", "2", "--games", "2",
-                      "--workers", "1", "--samples", "1", "--phases", "trump", "--epochs", "1",
-                      "--seed", "5", "--window", "2"]) == 0
+    # round 1 searches with the corrected default and fine-tunes its network: the warning says so
+    with pytest.warns(UserWarning, match="advantage correction"):
+        assert exit_main(["--init", "default", "--run-dir", str(run), "--rounds", "2", "--games", "2",
+                          "--workers", "1", "--samples", "1", "--phases", "trump", "--epochs", "1",
+                          "--seed", "5", "--window", "2"]) == 0
     first, second = (json.loads(t) for t in (run / "log.jsonl").read_text().splitlines())
     assert first["round"] == 1 and first["matches"][0]["games"] == 2
     assert first["distill"]["rows"] == first["matches"][0]["rows"] > 0
@@ -153,7 +164,10 @@ def test_expert_iteration_rounds_write_playable_checkpoints_and_their_log(tmp_pa
     assert (run / "final.safetensors").read_bytes() == (run / "round2.safetensors").read_bytes()
     assert (run / "command.txt").read_text().startswith("python -m training.expert_iteration --init default")
     agent = BatchedCheckpointAgent.from_checkpoint(str(run / "final.safetensors"), SmearRules())
-    assert agent.meta["algorithm"] == "expert_iteration"
+    assert agent.meta["algorithm"] == "expert_iteration" and "corrections" not in agent.meta
+    round1 = BatchedCheckpointAgent.from_checkpoint(str(run / "round1.safetensors"), SmearRules()).meta
+    assert round1["expert_iteration"]["init_corrections_not_carried_over"] == 1
+    assert "init_corrections_not_carried_over" not in agent.meta["expert_iteration"]  # round 2's init: none
     with pytest.raises(SystemExit):
         exit_main(["--init", "default", "--run-dir", str(run), "--games", "0"])
     with pytest.raises(SystemExit):

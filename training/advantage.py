@@ -80,7 +80,7 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
                    ) -> dict[str, np.ndarray]:
     """Step 1 in one process: ``positions`` rows ``obs`` (float16), ``mask``, ``value`` ((n, 72) float32
     exact values in the true deal, NaN where illegal) and ``policy`` (the policy's greedy action)."""
-    from smear_env.agents.rollout import rollout_players, true_deal, values_in_deals
+    from smear_env.agents.rollout import rollout_players, team_actions, true_deal, values_in_deals
     from smear_env.observation import decode_batch
     from smear_env.vector import VectorGame
 
@@ -98,16 +98,20 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
     buf_obs: list[np.ndarray] = []
     buf_mask: list[np.ndarray] = []
     buf_deal: list[Any] = []
+    buf_act: list[int] = []
+    chunks = 0
     t0 = time.monotonic()
     while got < positions:
         obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
-        own = (seat & 1) == 0
+        actions = team_actions(team, opp, obs, mask, seat)
         phase = np.minimum(vg.phase.astype(np.int64), 3)
-        pick = own & (vg.phase <= 3) & (mask.sum(axis=1) > 1) & (rng.random(lanes) < probs[phase])
+        pick = (((seat & 1) == 0) & (vg.phase <= 3) & (mask.sum(axis=1) > 1)
+                & (rng.random(lanes) < probs[phase]))
         for lane in np.flatnonzero(pick).tolist():
             buf_deal.append(true_deal(vg, lane))
             buf_obs.append(obs[lane])
             buf_mask.append(mask[lane])
+            buf_act.append(int(actions[lane]))
         if len(buf_obs) >= _CHUNK or (buf_obs and got + len(buf_obs) >= positions):
             bo, bm = np.array(buf_obs)[:positions - got], np.array(buf_mask)[:positions - got]
             deals = buf_deal[:positions - got]
@@ -115,15 +119,12 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
             out["obs"].append(bo.astype(np.float16))  # 0/1 features and small integers: exact
             out["mask"].append(bm)
             out["value"].append(v.astype(np.float32))
-            out["policy"].append(team.act_batch(bo, bm, np.zeros(len(bo), dtype=np.int64)))
+            out["policy"].append(np.array(buf_act[:positions - got], dtype=np.int64))
             got += len(bo)
-            buf_obs, buf_mask, buf_deal = [], [], []
-            if log is not None and (got // _CHUNK) % 50 == 0:
+            buf_obs, buf_mask, buf_deal, buf_act = [], [], [], []
+            chunks += 1
+            if log is not None and chunks % 50 == 0:
                 log(f"values: {got} positions, {time.monotonic() - t0:.0f} s")
-        actions = np.empty(lanes, dtype=np.int64)
-        rows = np.arange(lanes)
-        actions[own] = team.act_batch(obs[rows[own]], mask[rows[own]], seat[own])
-        actions[~own] = opp.act_batch(obs[rows[~own]], mask[rows[~own]], seat[~own])
         vg.step(actions)
     for a in (team, opp):
         a.close()
@@ -260,6 +261,7 @@ def label_rows(agent: Any, opponent: str, rows: int, seed: int, rules: SmearRule
     that does not draw) against ``opponent`` as distillation targets
     (:data:`training.distill.TARGET_KEYS`)."""
     from smear_env.agents.batched import make_batched_agent
+    from smear_env.agents.rollout import team_actions
     from smear_env.vector import VectorGame
 
     opp = make_batched_agent(opponent, rules)
@@ -273,10 +275,8 @@ def label_rows(agent: Any, opponent: str, rows: int, seed: int, rules: SmearRule
     while got < rows:
         obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
         own = (seat & 1) == 0
-        actions = np.empty(lanes, dtype=np.int64)
-        mine = agent.act_batch(obs[own], mask[own], seat[own])
-        actions[own] = mine
-        actions[~own] = opp.act_batch(obs[~own], mask[~own], seat[~own])
+        actions = team_actions(agent, opp, obs, mask, seat)
+        mine = actions[own]
         keep = mask[own].sum(axis=1) > 1
         take = min(int(keep.sum()), rows - got)
         parts["obs"].append(obs[own][keep][:take].astype(np.float16))
@@ -420,7 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint
 
         torch.set_num_threads(max(1, min(args.workers, os.cpu_count() or 1)))
-        policy, meta = policy_from_checkpoint(init)
+        # the student is the init's network taught the corrected player's labels: no warning needed
+        policy, meta = policy_from_checkpoint(init, warn_corrections=False)
         res = distill(policy, load_targets([labels_file]), args.distill_epochs, args.distill_lr, args.batch,
                       args.seed, log=log)
         res["seconds"] = round(time.monotonic() - t0, 1)

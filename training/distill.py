@@ -15,6 +15,14 @@ one whose target is not the starting policy's greedy action: ``--changed-weight 
 the loss, and ``--min-gain G`` keeps only the changes the search valued at least G above the policy's action
 (it needs ``q``). The run reports what the student learned of the changes: the share it now follows on the
 training rows and on held-out rows, and the share of held-out unchanged rows it flipped.
+
+A checkpoint with advantage corrections (``corrections``: :mod:`training.advantage`) is distilled as two
+things: its *player* (the network with its corrections) is the one that played and searched when the targets
+were recorded, and its *network* alone is what the student starts from and is fine-tuned, since one network
+cannot hold a second one. So where the correction changed the network's choice, the target is the corrected
+choice, which the student learns like any other (a *changed* row where the search looked at it); changed rows
+are counted against the network the student starts from. ``load_policy_state`` warns, and the student's
+record says ``init_corrections_not_carried_over``.
 """
 
 from __future__ import annotations
@@ -100,7 +108,10 @@ def distilled_metadata(meta: dict[str, Any], algorithm: str, record: dict[str, A
     out = {k: v for k, v in meta.items() if k not in ("name", "model_card", "source", "state", "corrections",
                                                       "advantage_rounds")}  # the student is one network
     out["algorithm"] = algorithm
-    out[algorithm] = record
+    out[algorithm] = dict(record)
+    n = len(meta.get("corrections") or [])
+    if n:  # the student started from the init's network alone: say what it did not start from
+        out[algorithm]["init_corrections_not_carried_over"] = n
     return out
 
 

@@ -9,6 +9,10 @@ Each round:
    on those of the ``W - 1`` rounds before (``round<round>.safetensors``); the result is the next round's
    policy.
 
+From a checkpoint with advantage corrections (:mod:`training.advantage`), round 1 searches with the corrected
+player, and its student is the network fine-tuned towards those choices: the corrections are not carried into
+the rounds' checkpoints (:mod:`training.distill` says how).
+
 The run folder keeps ``command.txt``, a ``log.jsonl`` line per round (the search agent's match against the
 opponent and the distillation's figures) and the checkpoints; ``final.safetensors`` is the last round's.
 

@@ -38,7 +38,7 @@ def generate(team: str, opponent: str, hands: int, seed: int, rules: SmearRules,
              phases: Sequence[int], lanes: int = 512) -> dict[str, np.ndarray]:
     """Rows (``obs`` float16 (n, 493), ``labels`` int8 (n, 32)) of ``team``'s decisions in ``phases`` over
     at least ``hands`` hands played on ``lanes`` lanes of the batched engine."""
-    from smear_env.agents.rollout import rollout_players
+    from smear_env.agents.rollout import rollout_players, team_actions
     from smear_env.vector import VectorGame
 
     a, b = rollout_players(team, opponent, rules)
@@ -57,12 +57,7 @@ def generate(team: str, opponent: str, hands: int, seed: int, rules: SmearRules,
                 obs_rows.append(obs[keep].astype(np.float16))
                 label_rows.append(true_locations(vg.hands[keep], vg.played_by[keep], vg.discards[keep],
                                                  vg.bidder[keep], vg.phase[keep], seat[keep]))
-            actions = np.empty(lanes, dtype=np.int64)
-            rows = np.arange(lanes)
-            for agent, sel in ((a, own), (b, ~own)):
-                if sel.any():
-                    actions[sel] = agent.act_batch(obs[rows[sel]], mask[rows[sel]], seat[sel])
-            res = vg.step(actions)
+            res = vg.step(team_actions(a, b, obs, mask, seat))
             done_hands += int((res.hand_over | res.thrown_in).sum())
     finally:
         a.close()

@@ -29,7 +29,7 @@ def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, 
             ) -> tuple[np.ndarray, np.ndarray]:
     """(X (n, 3): own score, other score, own team deals; y (n,): ``team`` won) over the hand starts of
     ``games`` finished games."""
-    from smear_env.agents.rollout import rollout_players
+    from smear_env.agents.rollout import rollout_players, team_actions
     from smear_env.vector import VectorGame
 
     a, b = rollout_players(team, opponent, rules)
@@ -42,16 +42,9 @@ def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, 
     xs: list[tuple[int, int, int]] = []
     ys: list[int] = []
     done = 0
-    rows = np.arange(lanes)
     try:
         while done < games:
-            obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
-            own = (seat & 1) == 0
-            acts = np.empty(lanes, dtype=np.int64)
-            for agent, sel in ((a, own), (b, ~own)):
-                if sel.any():
-                    acts[sel] = agent.act_batch(obs[rows[sel]], mask[rows[sel]], seat[sel])
-            res = vg.step(acts)
+            res = vg.step(team_actions(a, b, vg.observe(), vg.legal_mask(), vg.to_act.copy()))
             for i in np.flatnonzero(res.hand_over | res.thrown_in).tolist():
                 if res.game_over[i]:
                     xs += pending[i]

@@ -249,12 +249,14 @@ class BatchedCheckpointAgent:
 
     @classmethod
     def from_checkpoint(cls, path: str, rules: SmearRules | None = None, name: str | None = None,
-                        greedy: bool = True, temperature: float = 1.0) -> BatchedCheckpointAgent:
+                        greedy: bool = True, temperature: float = 1.0,
+                        corrections: bool = True) -> BatchedCheckpointAgent:
         """Load a checkpoint file (checked against ``rules`` as
-        :func:`~smear_env.agents.checkpoint.load_agent` does)."""
+        :func:`~smear_env.agents.checkpoint.load_agent` does; ``corrections=False``: its policy network
+        without its advantage corrections)."""
         from .checkpoint import load_agent
 
-        agent = load_agent(path, rules, greedy=greedy, temperature=temperature)
+        agent = load_agent(path, rules, greedy=greedy, temperature=temperature, corrections=corrections)
         return cls(agent.policy, name if name is not None else str(path), agent.meta, greedy=greedy,
                    temperature=temperature)
 

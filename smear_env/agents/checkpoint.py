@@ -486,13 +486,16 @@ class CheckpointAgent:
 
 
 def load_agent(path: str | Path, rules: SmearRules | None = None, greedy: bool = True,
-               temperature: float = 1.0) -> CheckpointAgent:
+               temperature: float = 1.0, corrections: bool = True) -> CheckpointAgent:
     """A checkpoint as an Agent named ``path``. With ``rules``, a checkpoint trained under other rule options
     is rejected (CheckpointError naming the differing options); so is one for another observation layout,
-    environment version or action space, and a corrupt file."""
+    environment version or action space, and a corrupt file. ``corrections=False``: its policy network
+    alone, without the advantage corrections it carries (the network a trainer started from it fine-tunes);
+    they are still checked."""
     tensors, meta = read_checkpoint(path)
     check_compatible(meta, path, rules)
     where = f"checkpoint {str(path)!r}"
     policy = NumpyPolicy(prefixed(tensors, "policy."), meta.get("network") or {}, where=where)
-    policy.corrections = read_corrections(tensors, meta, where)
+    found = read_corrections(tensors, meta, where)
+    policy.corrections = found if corrections else []
     return CheckpointAgent(str(path), policy, meta, greedy=greedy, temperature=temperature)

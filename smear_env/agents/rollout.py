@@ -42,7 +42,7 @@ from ..vector import VectorGame
 from .slots import _check_start, _SlotTable, check_batch
 
 __all__ = ["PHASES", "ROLLOUT_PREFIX", "RolloutAgent", "play_out", "rollout_from_spec", "rollout_players",
-           "rollout_values", "true_deal", "values_in_deals"]
+           "rollout_values", "team_actions", "true_deal", "values_in_deals"]
 
 PHASES = {"bid": int(BIDDING), "trump": int(TRUMP), "discard": int(DISCARD), "play": int(PLAY)}
 """Phase names of the ``phases`` option and their engine codes."""
@@ -51,10 +51,18 @@ MAX_LANES = 8192
 _MAX_STEPS = 64  # a hand has at most 4 bids + trump + 3 discards + 24 plays
 
 
-def _act(agent: Any, vg: VectorGame, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``agent``'s actions for lanes ``rows`` of ``vg`` (slot = the seat to act; a rollout agent never
-    draws)."""
-    return agent.act_batch(obs[rows], mask[rows], vg.to_act[rows])
+def team_actions(team: Any, opponent: Any, obs: np.ndarray, mask: np.ndarray, seats: np.ndarray
+                 ) -> np.ndarray:
+    """The action of each row of a table where ``team`` holds seats 0 and 2 and ``opponent`` seats 1 and 3:
+    row ``i`` is seat ``seats[i]``'s observation and legal mask, and is asked of its team's batched agent
+    with the seat as its slot (each agent is asked once, for its rows in order; not at all without any)."""
+    seats = np.asarray(seats)
+    own = (seats & 1) == 0
+    actions = np.empty(seats.size, dtype=np.int64)
+    for agent, rows in ((team, own), (opponent, ~own)):
+        if rows.any():
+            actions[rows] = agent.act_batch(obs[rows], mask[rows], seats[rows])
+    return actions
 
 
 def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray, team: Any, opponent: Any,
@@ -129,14 +137,7 @@ def play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, tea
         live = np.flatnonzero(~done)
         if not live.size:
             return value, steps
-        obs = vg.observe()
-        mask = vg.legal_mask()
-        own = (vg.to_act[live] & 1) == 0
-        actions = np.empty(live.size, dtype=np.int64)
-        if own.any():
-            actions[own] = _act(team, vg, live[own], obs, mask)
-        if (~own).any():
-            actions[~own] = _act(opponent, vg, live[~own], obs, mask)
+        actions = team_actions(team, opponent, vg.observe()[live], vg.legal_mask()[live], vg.to_act[live])
     raise RuntimeError(f"rollout: a hand did not end within {_MAX_STEPS} decisions")
 
 
