@@ -156,3 +156,34 @@ def test_rollout_agent_searches_only_its_phases_and_bad_options_are_named() -> N
         rollout_from_spec("rollout:base=heuristic,opponent=random", rules)
     with pytest.raises(ValueError, match="samples"):
         rollout_from_spec("rollout:base=heuristic,samples=0", rules)
+
+
+class _Recorder:
+    """A batched player that answers each row with ``base + row's first obs column`` and records its calls."""
+
+    def __init__(self, base: int) -> None:
+        self.base, self.calls = base, []
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        self.calls.append((obs[:, 0].copy(), slots.copy()))
+        return self.base + obs[:, 0].astype(np.int64)
+
+
+def test_team_actions_asks_each_team_once_for_its_seats_rows_in_order() -> None:
+    from smear_env.agents.rollout import team_actions
+
+    seats = np.array([1, 0, 2, 3, 3, 0])
+    obs = np.arange(6, dtype=np.float32)[:, None] * np.ones((1, 3), np.float32)
+    mask = np.ones((6, 72), bool)
+    team, opp = _Recorder(100), _Recorder(200)
+    got = team_actions(team, opp, obs, mask, seats)
+    np.testing.assert_array_equal(got, [200, 101, 102, 203, 204, 105])
+    assert len(team.calls) == len(opp.calls) == 1
+    np.testing.assert_array_equal(team.calls[0][0], [1, 2, 5])
+    np.testing.assert_array_equal(team.calls[0][1], [0, 2, 0])  # the seat is the slot
+    np.testing.assert_array_equal(opp.calls[0][0], [0, 3, 4])
+    np.testing.assert_array_equal(opp.calls[0][1], [1, 3, 3])
+    # a team with no rows is not asked at all
+    team, opp = _Recorder(0), _Recorder(0)
+    assert team_actions(team, opp, obs[:2], mask[:2], np.array([1, 3])).tolist() == [0, 1]
+    assert team.calls == [] and len(opp.calls) == 1
