@@ -157,6 +157,8 @@ def test_a_fitted_correction_learns_a_planted_better_action_in_both_players(
         np.testing.assert_array_equal(np.sort(base[i]), np.sort(corrected[i]))
     # corrections=False: the network alone, the one the round started from (what a trainer fine-tunes)
     network = load_agent(path, RULES, corrections=False)
+    with pytest.raises(TypeError, match="corrections must be True or False, not 'no'"):
+        load_agent(path, RULES, corrections="no")  # type: ignore[arg-type]
     assert network.policy.corrections == [] and len(load_agent(path, RULES).policy.corrections) >= 1
     np.testing.assert_array_equal(network.policy.logits(obs, mask),
                                   load_agent(checkpoint_file("default"), RULES, corrections=False)
@@ -278,3 +280,43 @@ def test_a_correction_exchanges_two_logits_only_beyond_its_margin() -> None:
     np.testing.assert_array_equal(out[3], logits[3])  # one legal action
     tight = Correction(net=None, margin=0.05, max_logit_gap=0.5)  # type: ignore[arg-type]
     np.testing.assert_array_equal(tight.apply(logits, adv)[0][0], logits[0])  # action 1 is 1 logit below
+
+
+def test_values_against_a_drawing_opponent_are_seeded_and_another_rounds_values_join_the_fit(
+        tmp_path: Path) -> None:
+    """The values step may face an opponent that draws (random): the same seed gives the same rows. A fit
+    may add another folder's values of the same policy and objective (--more-values); one of another policy,
+    or a folder without a values step, is refused naming it."""
+    first, again = (advantage.collect_values("default", "random", 200, 3, advantage.DEFAULT_SHARE, None,
+                                             RULES, lanes=64) for _ in range(2))
+    assert all(np.array_equal(first[k], again[k], equal_nan=True) for k in first)
+    legal = first["mask"]
+    assert np.isfinite(first["value"][legal]).all() and np.isnan(first["value"][~legal]).all()
+    with pytest.raises(ValueError, match="must not draw"):
+        rollout_players("default", "random", RULES)  # the search's players still may not draw
+    rand, heur = tmp_path / "rand", tmp_path / "heur"
+    common = ["--init", "default", "--workers", "1", "--epochs", "1", "--seed", "4"]
+    assert advantage.main([*common, "--run-dir", str(rand), "--opponent", "random", "--positions", "150",
+                           "--steps", "values"]) == 0
+    assert advantage.main([*common, "--run-dir", str(heur), "--positions", "100", "--more-values", str(rand),
+                           "--max-logit-gap", "inf"]) == 0
+    agent = load_agent(heur / "final.safetensors", RULES)
+    fit = agent.meta["advantage_rounds"][-1]
+    assert fit["rows"] == 250 and fit["more_values"][0]["opponent"] == "random"
+    assert "max_logit_gap" not in agent.meta["corrections"][-1]  # no trust region: no entry
+    with pytest.raises(ValueError, match="no values step recorded"):
+        advantage.main([*common, "--run-dir", str(tmp_path / "x"), "--steps", "fit", "--more-values",
+                        str(tmp_path / "empty")])
+    other = tmp_path / "other"
+    other.mkdir()
+    record = json.loads((rand / "round.json").read_text())
+    assert record["values"]["policy_sha256"] == advantage.file_sha256(checkpoint_file("default"))
+    record["values"]["policy_sha256"] = advantage.file_sha256(checkpoint_file("scratch"))
+    (other / "round.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=r"its values step had policy file \(sha256\) '[0-9a-f]{64}', this"):
+        advantage.main([*common, "--run-dir", str(heur), "--steps", "fit", "--more-values", str(other)])
+    del record["values"]["policy_sha256"]  # a record from before the hash: the path is compared
+    record["values"]["policy"] = "scratch.safetensors"
+    (other / "round.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="its values step had policy 'scratch.safetensors'"):
+        advantage.main([*common, "--run-dir", str(heur), "--steps", "fit", "--more-values", str(other)])

@@ -12,8 +12,9 @@ picks its best (the winner's curse, ``docs/training-diagnosis.md`` section 7). A
    the hand (``--winprob``, :mod:`smear_env.agents.winprob`; the hand's score difference without): the
    action's exact value in that deal. The deals are the real ones, so across positions they follow the true
    distribution of the hidden cards given what the player saw -- bids and plays included. One deal a
-   position makes each row noisy; the network in step 2 averages over many (a million rows take about 8
-   minutes on 2 cores).
+   position makes each row noisy; the network in step 2 averages over many (a million rows take about 11
+   minutes on 2 idle cores: 2M took 1,360 s for stage 3 of ``default``; twice that from a corrected policy,
+   whose rollouts run two forward passes a decision).
 2. **fit** -- a correction network (the policy's shape, its hidden layers initialised from the policy, the
    output layer from zeros) is regressed on ``A(s, a) = Q(s, a) - Q(s, pi(s))`` over the legal actions
    (mean squared error). Held-out rows give, per margin, the mean true gain of the corrected choice over the
@@ -33,6 +34,11 @@ Two optional steps make a single network of it instead (measured: it keeps littl
 
     python -m training.advantage --init default --run-dir runs/adv --winprob runs/winprob_C.safetensors \\
         --positions 1000000 --workers 2 --seed 95101
+
+The values step may face an opponent that draws (``--opponent random``): its draws come from the round's seed,
+and each action's continuation is then one sample of them. ``--more-values DIR ...`` fits on the values of
+other rounds' folders too (the same ``--init`` and ``--winprob``; e.g. one valued against random), so that
+one correction learns from positions against several opponents.
 
 A policy that already has corrections gets one more (each later one was fitted to the choices the earlier
 ones make). Each step's figures and the command are kept in ``<run-dir>/round.json`` and in the written
@@ -84,7 +90,9 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
     from smear_env.observation import decode_batch
     from smear_env.vector import VectorGame
 
-    team, opp = rollout_players(policy, opponent, rules)
+    # an opponent that draws (random) is allowed here: its draws come from this seed, and each action's
+    # continuation is then one sample of them (still an unbiased value of the action against that opponent)
+    team, opp = rollout_players(policy, opponent, rules, rng=np.random.default_rng([seed, 1]))
     objective = None
     if winprob:
         from smear_env.agents.winprob import load_winprob
@@ -255,6 +263,39 @@ def add_correction(init: str, tensors: dict[str, torch.Tensor], network: dict[st
     return index
 
 
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex): which policy a values step valued, whatever its path."""
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def more_values(run: Path, init: str, winprob: str | None) -> tuple[dict[str, Any], list[str]]:
+    """(the values record, the values files) of another round's folder ``run`` whose values step valued the
+    same policy ``init`` by the same objective ``winprob``; a folder without one, or of another policy or
+    objective, is a ValueError naming it and the difference."""
+    path = run / "round.json"
+    rec = json.loads(path.read_text()).get("values") if path.exists() else None
+    if not rec:
+        raise ValueError(f"--more-values {str(run)!r}: no values step recorded in {str(path)!r}")
+    checks = [("winprob", rec.get("winprob"), winprob)]
+    if "policy_sha256" in rec:  # the file's content: a path may have been overwritten since
+        checks.append(("policy file (sha256)", rec["policy_sha256"], file_sha256(init)))
+    else:  # a record from before the hash was kept
+        checks.append(("policy", rec.get("policy"), init))
+    for what, got, want in checks:
+        same = got == want or (what == "policy" and got is not None
+                               and Path(got).resolve() == Path(want).resolve())
+        if not same:
+            raise ValueError(f"--more-values {str(run)!r}: its values step had {what} {got!r}, this round "
+                             f"{want!r}; advantages are only comparable for the same policy and objective")
+    files = [str(run / f"values_{i}.npz") for i in range(len(rec.get("seeds", [])))]
+    missing = [f for f in files if not Path(f).exists()]
+    if missing or not files:
+        raise ValueError(f"--more-values {str(run)!r}: values files missing: {missing or 'none recorded'}")
+    return rec, files
+
+
 def label_rows(agent: Any, opponent: str, rows: int, seed: int, rules: SmearRules, lanes: int = 4096
                ) -> dict[str, np.ndarray]:
     """Step 3: ``rows`` decisions (more than one legal action) of ``agent`` (seats 0 and 2, a batched agent
@@ -318,7 +359,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m training.advantage", description=__doc__.split("\n\n")[0])
     ap.add_argument("--init", required=True, help="the policy to improve: a checkpoint file or shipped name")
     ap.add_argument("--run-dir", required=True, help="folder for the round's files")
-    ap.add_argument("--opponent", default="heuristic", help="agent spec of the other team (does not draw)")
+    ap.add_argument("--opponent", default="heuristic",
+                    help="agent spec of the other team (in the values step it may draw, e.g. random; the "
+                         "labels step needs one that does not)")
+    ap.add_argument("--more-values", nargs="+", default=[], metavar="RUN_DIR",
+                    help="fit also on the values step of these run folders (the same --init and --winprob, "
+                         "e.g. against another opponent)")
     ap.add_argument("--winprob", default=None,
                     help="win-probability file (python -m training.winprob): the objective; default the "
                          "hand's score difference")
@@ -381,7 +427,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             with mp.get_context("spawn").Pool(args.workers) as pool:
                 pool.map(_values_job, jobs)
-        record["values"] = {"policy": init, "opponent": args.opponent, "winprob": args.winprob,
+        record["values"] = {"policy": init, "policy_sha256": file_sha256(init), "opponent": args.opponent,
+                            "winprob": args.winprob,
                             "positions": args.positions, "share": args.share, "seeds":
                             [j["seed"] for j in jobs], "seconds": round(time.monotonic() - t0, 1)}
         log(f"values: {args.positions} positions in {record['values']['seconds']} s")
@@ -389,7 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "fit" in args.steps:
         t0 = time.monotonic()
         torch.set_num_threads(max(1, min(args.workers, os.cpu_count() or 1)))
-        parts = [dict(np.load(f)) for f in values_files]
+        more = [more_values(Path(d), init, args.winprob) for d in args.more_values]
+        files = values_files + [f for _, fs in more for f in fs]
+        parts = [dict(np.load(f)) for f in files]
         data = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "mask", "value", "policy")}
         del parts
         tensors, network, fit = fit_correction(init, data, args.epochs, args.lr, args.batch, args.seed,
@@ -398,6 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         fit["seconds"] = round(time.monotonic() - t0, 1)
         fit.update(policy=init, objective=args.winprob or "hand score difference", opponent=args.opponent,
                    margin=args.margin, values=record.get("values"), command=record["command"])
+        if more:
+            fit["more_values"] = [{"run_dir": d, **rec} for d, (rec, _) in zip(args.more_values, more,
+                                                                                       strict=True)]
         index = add_correction(init, tensors, network, args.margin, fit, final_file, args.max_logit_gap)
         record["fit"] = fit
         for row in fit["held_out_one_step_gains"]:

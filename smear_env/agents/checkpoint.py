@@ -492,6 +492,8 @@ def load_agent(path: str | Path, rules: SmearRules | None = None, greedy: bool =
     environment version or action space, and a corrupt file. ``corrections=False``: its policy network
     alone, without the advantage corrections it carries (the network a trainer started from it fine-tunes);
     they are still checked."""
+    if not isinstance(corrections, bool):
+        raise TypeError(f"load_agent: corrections must be True or False, not {corrections!r}")
     tensors, meta = read_checkpoint(path)
     check_compatible(meta, path, rules)
     where = f"checkpoint {str(path)!r}"

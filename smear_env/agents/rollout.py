@@ -332,17 +332,21 @@ def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgen
         raise
 
 
-def rollout_players(team: str, opponent: str, rules: SmearRules) -> tuple[Any, Any]:
+def rollout_players(team: str, opponent: str, rules: SmearRules, rng: np.random.Generator | None = None
+                    ) -> tuple[Any, Any]:
     """The rollouts' two players from agent specs, their slots 0-3 started as seats 0-3: what
     :func:`rollout_values` and :func:`play_out` take. They must not draw (a greedy checkpoint or the
-    heuristic), so that a rollout depends only on the sampled deal."""
+    heuristic), so that a rollout depends only on the sampled deal -- unless ``rng`` is given: then a player
+    that draws (``random``, a sampling checkpoint) is allowed, its slots' generators come from ``rng``, and a
+    rollout is one sample of its continuation (the same seed gives the same samples). The rollout *search*
+    never passes one."""
     from .batched import make_batched_agent
 
-    seed_rng = np.random.default_rng(0)  # never drawn from (checked below)
+    seed_rng = np.random.default_rng(0) if rng is None else rng  # without rng: never drawn from (checked)
     players = []
     for spec in (team, opponent):
         agent = make_batched_agent(spec, rules)
-        if getattr(agent, "draws", True):
+        if rng is None and getattr(agent, "draws", True):
             for a in (*players, agent):
                 a.close()
             raise ValueError(f"the rollout players must not draw (a greedy checkpoint or the heuristic), "
