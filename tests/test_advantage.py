@@ -226,7 +226,10 @@ def test_the_round_command_writes_a_corrected_checkpoint_a_student_and_their_rec
     assert final.meta["advantage_rounds"][-1]["rows"] == 300
     student = load_agent(run / "student.safetensors", RULES)
     assert student.meta["algorithm"] == "advantage_distill" and not student.policy.corrections
-    assert "corrections" not in student.meta
+    assert "corrections" not in student.meta and "advantage_rounds" not in student.meta
+    # the student is the init's network alone: its record says how many corrections it did not start from
+    assert len(base.policy.corrections) == 1
+    assert student.meta["advantage_distill"]["init_corrections_not_carried_over"] == 1
 
 
 @pytest.mark.parametrize("argv, message", [

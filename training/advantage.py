@@ -478,7 +478,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                       args.seed, log=log)
         res["seconds"] = round(time.monotonic() - t0, 1)
         record["distill"] = res
-        meta = {k: v for k, v in meta.items() if k not in ("corrections", "advantage_rounds")}
         save_policy(run / "student.safetensors", policy.state_dict(),
                     distilled_metadata(meta, "advantage_distill", record))
         log(f"wrote {run / 'student.safetensors'}")
