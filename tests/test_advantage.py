@@ -98,11 +98,12 @@ def test_one_step_gains_counts_the_true_gain_of_the_corrected_choice() -> None:
 
 
 def _corrected(tmp_path: Path, values: dict[str, np.ndarray], epochs: int, margin: float = 0.1,
-               init: str = "default", name: str = "corrected.safetensors", gap: float = float("inf")) -> Path:
+               init: str = "default", name: str = "corrected.safetensors", gap: float = float("inf"),
+               score_range: dict[str, list[float]] | None = None) -> Path:
     tensors, network, record = advantage.fit_correction(checkpoint_file(init), values, epochs, 1e-3, 64, 0,
                                                         holdout=0.1, log=lambda _m: None)
     path = tmp_path / name
-    advantage.add_correction(checkpoint_file(init), tensors, network, margin, record, path, gap)
+    advantage.add_correction(checkpoint_file(init), tensors, network, margin, record, path, gap, score_range)
     return path
 
 
@@ -168,6 +169,36 @@ def test_a_fitted_correction_learns_a_planted_better_action_in_both_players(
     assert gains[0.0] > 0.5
 
 
+def test_a_correction_changes_nothing_outside_its_score_range(tmp_path: Path, values: dict[str, np.ndarray]
+                                                              ) -> None:
+    """A correction with a score range takes its planted action only at positions whose two raw scores lie
+    within it (both players alike); elsewhere every choice is the base policy's."""
+    from smear_env.observation import SCORES
+
+    planted, data = _planted(values)
+    obs, mask = values["obs"].astype(np.float32), values["mask"]
+    own = obs[:, SCORES]
+    cut = float(np.median(own))
+    inside = own <= cut
+    assert 0.2 < inside.mean() < 0.9  # the range splits the rows
+    box = {"own": [float(own.min()), cut], "other": [float(obs[:, SCORES + 1].min()),
+                                                     float(obs[:, SCORES + 1].max())]}
+    path = _corrected(tmp_path, data, epochs=25, margin=0.3, score_range=box)
+    assert load_agent(path, RULES).meta["corrections"][-1]["score_range"] == box
+    got, rows = _both_players(path, obs, mask)
+    assert (got == rows).all()
+    base = BatchedCheckpointAgent.from_checkpoint(checkpoint_file("default"), RULES)
+    base.start_game(0, 0, RULES, np.random.default_rng(0))
+    want = base.act_batch(obs, mask, np.zeros(len(obs), dtype=np.int64))
+    assert (got[~inside] == want[~inside]).all()
+    assert (got[inside] == planted[inside]).mean() > 0.8
+    # the same rows, one of the scores moved out of the range: the base policy's choice
+    moved = obs.copy()
+    moved[:, SCORES + 1] = box["other"][0] - 1
+    assert (_both_players(path, moved, mask)[0] == base.act_batch(moved, mask, np.zeros(len(obs),
+                                                                                           dtype=np.int64))).all()
+
+
 def test_a_second_correction_sees_the_first_ones_choices(tmp_path: Path, values: dict[str, np.ndarray]
                                                          ) -> None:
     """A round from a corrected checkpoint adds correction 1 after correction 0; an untrained second one
@@ -193,6 +224,9 @@ def test_corrections_are_checked(tmp_path: Path, values: dict[str, np.ndarray]) 
         save_tensors(out, t, m)
         return out
 
+    def ranged(box: object) -> dict:
+        return {**meta, "corrections": [{**meta["corrections"][0], "score_range": box}]}
+
     bad = [
         ({**meta, "corrections": [{**meta["corrections"][0], "margin": -1}]}, tensors,
          r"corrections\[0\]\.margin must be a number >= 0"),
@@ -200,6 +234,9 @@ def test_corrections_are_checked(tmp_path: Path, values: dict[str, np.ndarray]) 
         ({**meta, "corrections": [{**meta["corrections"][0], "max_logit_gap": "x"}]}, tensors,
          r"max_logit_gap must be a number >= 0"),
         ({**meta, "corrections": []}, tensors, r"tensors of correction\(s\) \['0'"),
+        (ranged({"own": [3, 1], "other": [0, 1]}), tensors, r"\[0\]\.score_range\.own must be \[lo, hi\]"),
+        (ranged([0, 1]), tensors, r"corrections\[0\]\.score_range must be an object \{\"own\""),
+        (ranged({"own": [0, 1], "other": [0, "x"]}), tensors, r"score_range\.other must be \[lo, hi\]"),
         (meta, {k: v for k, v in tensors.items() if k != "correction.0.pi_head.weight"},
          "missing tensor 'pi_head.weight'"),
     ]
@@ -278,6 +315,19 @@ def test_a_correction_exchanges_two_logits_only_beyond_its_margin() -> None:
                     [0.0, inf, inf, inf]])
     out, near = c.apply(logits, adv)
     np.testing.assert_array_equal(out[0], [1.0, 2.0, 0.0, inf])  # greedy 0 and best 1 exchanged
+    from smear_env.observation import OBS_SIZE, SCORES
+
+    boxed = Correction(net=None, margin=0.05, score_range={"own": (-5, 14), "other": (-5, 14)})  # type: ignore
+    obs = np.zeros((4, OBS_SIZE), dtype=np.float32)
+    obs[0, SCORES] = -6  # row 0: the deciding team's score is below the range
+    out_b, near_b = boxed.apply(logits, adv, obs)
+    np.testing.assert_array_equal(out_b[0], logits[0])  # outside: unchanged
+    np.testing.assert_array_equal(out_b[1:], out[1:])
+    assert near_b.tolist() == [False, False, True, False]
+    obs[0, SCORES], obs[0, SCORES + 1] = 14, 14  # both ends inclusive
+    np.testing.assert_array_equal(boxed.apply(logits, adv, obs)[0][0], out[0])
+    with pytest.raises(TypeError, match="has a score range; pass the observations"):
+        boxed.apply(logits, adv)
     np.testing.assert_array_equal(out[1], logits[1])  # 0.04 is within the margin
     assert out[2, 1] == 2.0 and near.tolist() == [False, False, True, False]  # just over, within tolerance
     np.testing.assert_array_equal(out[3], logits[3])  # one legal action
@@ -307,6 +357,16 @@ def test_values_against_a_drawing_opponent_are_seeded_and_another_rounds_values_
     fit = agent.meta["advantage_rounds"][-1]
     assert fit["rows"] == 250 and fit["more_values"][0]["opponent"] == "random"
     assert "max_logit_gap" not in agent.meta["corrections"][-1]  # no trust region: no entry
+    # the scores of the positions of both folders: where the correction applies
+    from smear_env.observation import SCORES
+
+    fitted = np.concatenate([np.load(d / f"values_{0}.npz")["obs"] for d in (heur, rand)])
+    assert agent.meta["corrections"][-1]["score_range"] == {
+        "own": [float(fitted[:, SCORES].min()), float(fitted[:, SCORES].max())],
+        "other": [float(fitted[:, SCORES + 1].min()), float(fitted[:, SCORES + 1].max())]}
+    assert advantage.main([*common, "--run-dir", str(heur), "--steps", "fit", "--more-values", str(rand),
+                           "--score-range", "everywhere"]) == 0
+    assert "score_range" not in load_agent(heur / "final.safetensors", RULES).meta["corrections"][-1]
     with pytest.raises(ValueError, match="no values step recorded"):
         advantage.main([*common, "--run-dir", str(tmp_path / "x"), "--steps", "fit", "--more-values",
                         str(tmp_path / "empty")])

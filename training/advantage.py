@@ -63,12 +63,12 @@ import numpy as np
 import torch
 
 from smear_env.config import SmearRules
-from smear_env.observation import PHASE
+from smear_env.observation import PHASE, SCORES
 
 from .checkpoint import save_policy, save_tensors
 
-__all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "label_rows", "main",
-           "one_step_gains"]
+__all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
+           "label_rows", "main", "one_step_gains"]
 
 PHASE_NAMES = ("bid", "trump", "discard", "play")
 """Decision phases, in the engine's codes 0-3."""
@@ -237,12 +237,21 @@ def fit_correction(policy_file: str, data: dict[str, np.ndarray], epochs: int, l
     return tensors, network, record
 
 
+def fitted_score_range(obs: np.ndarray) -> dict[str, list[float]]:
+    """The raw scores (the deciding team's, the other team's) of observations ``obs``, each as
+    ``[min, max]``: the ``score_range`` of a correction fitted on them
+    (:class:`~smear_env.agents.checkpoint.Correction`)."""
+    own, other = obs[:, SCORES].astype(np.float64), obs[:, SCORES + 1].astype(np.float64)
+    return {"own": [float(own.min()), float(own.max())], "other": [float(other.min()), float(other.max())]}
+
+
 def add_correction(init: str, tensors: dict[str, torch.Tensor], network: dict[str, Any], margin: float,
-                   record: dict[str, Any], out: str | Path, max_logit_gap: float = 3.0) -> int:
+                   record: dict[str, Any], out: str | Path, max_logit_gap: float = 3.0,
+                   score_range: dict[str, list[float]] | None = None) -> int:
     """Write checkpoint ``init`` (its policy and its corrections, no training state) with one more
     correction (``tensors`` of :func:`fit_correction`, stored as float16, ``network``, ``margin``,
-    ``max_logit_gap``) to
-    ``out``; ``record`` is appended to the metadata's ``advantage_rounds``. Returns the new correction's
+    ``max_logit_gap``, ``score_range``: where it applies, :func:`fitted_score_range`; ``None``: everywhere)
+    to ``out``; ``record`` is appended to the metadata's ``advantage_rounds``. Returns the new correction's
     index."""
     from smear_env.agents.checkpoint import read_checkpoint
 
@@ -257,6 +266,8 @@ def add_correction(init: str, tensors: dict[str, torch.Tensor], network: dict[st
     spec = {**network, "margin": float(margin)}
     if np.isfinite(max_logit_gap):  # no entry: no trust region (JSON has no infinity)
         spec["max_logit_gap"] = float(max_logit_gap)
+    if score_range is not None:
+        spec["score_range"] = score_range
     meta["corrections"] = [*(meta.get("corrections") or []), spec]
     meta["advantage_rounds"] = [*(meta.get("advantage_rounds") or []), record]
     save_tensors(out, kept, meta)
@@ -382,6 +393,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the correction may take only actions whose policy logit is at most this far below "
                          "the greedy one's (a trust region; without it the correction fitted against the "
                          "heuristic lost 13%% of games to random by overbidding)")
+    ap.add_argument("--score-range", choices=("fitted", "everywhere"), default="fitted",
+                    help="fitted (default): the correction applies only where both teams' scores lie within "
+                         "those of the positions it was fitted on (elsewhere its values are an "
+                         "extrapolation: without the bound an uncapped correction bid 4 hand after hand far "
+                         "below zero); everywhere: at every score")
     ap.add_argument("--label-rows", type=int, default=2_000_000, help="distillation targets of step 3")
     ap.add_argument("--distill-epochs", type=int, default=3)
     ap.add_argument("--distill-lr", type=float, default=1e-4)
@@ -443,6 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         del parts
         tensors, network, fit = fit_correction(init, data, args.epochs, args.lr, args.batch, args.seed,
                                                log=log)
+        box = fitted_score_range(data["obs"]) if args.score_range == "fitted" else None
         del data
         fit["seconds"] = round(time.monotonic() - t0, 1)
         fit.update(policy=init, objective=args.winprob or "hand score difference", opponent=args.opponent,
@@ -450,12 +467,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if more:
             fit["more_values"] = [{"run_dir": d, **rec} for d, (rec, _) in zip(args.more_values, more,
                                                                                        strict=True)]
-        index = add_correction(init, tensors, network, args.margin, fit, final_file, args.max_logit_gap)
+        index = add_correction(init, tensors, network, args.margin, fit, final_file, args.max_logit_gap, box)
         record["fit"] = fit
         for row in fit["held_out_one_step_gains"]:
             log(f"held out, margin {row['margin']}: changed {100 * row['changed']:.2f}%, gain "
                 f"{row['gain']:+.5f} ± {row['gain_se']:.5f} a decision")
-        log(f"wrote {final_file}: {init} with correction {index} (margin {args.margin})")
+        log(f"wrote {final_file}: {init} with correction {index} (margin {args.margin}, scores "
+            f"{'everywhere' if box is None else box})")
     if "labels" in args.steps:
         t0 = time.monotonic()
         from smear_env.agents.batched import make_batched_agent

@@ -314,7 +314,7 @@ class BatchedCheckpointAgent:
         masked = np.where(mask, logits, -np.inf)
         near = np.zeros(len(masked), dtype=bool)  # rows near a correction's decision: computed alone below
         for c in getattr(self.policy, "corrections", []) if batched else []:
-            masked, c_near = c.apply(masked, np.where(mask, batch_forward(c.net, obs), -np.inf))
+            masked, c_near = c.apply(masked, np.where(mask, batch_forward(c.net, obs), -np.inf), obs)
             near |= c_near
         actions = np.argmax(masked, axis=1)
         rows = np.arange(actions.size)

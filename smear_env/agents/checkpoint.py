@@ -15,6 +15,7 @@ A checkpoint is a safetensors file (no pickle) whose header's ``smear`` entry is
     state             (training checkpoints) optimizer param groups, numpy RNG state, counters
     corrections       (optional) a list of advantage corrections applied in order, each an object with
                       the network's ``hidden_sizes``, ``activation``, ``suit_canonical`` and its ``margin``
+                      (optional: ``max_logit_gap``, ``score_range``)
 
 Tensor names: ``policy.<param>`` (the policy network's state dict; the layout written by
 ``training.policy.SmearPolicy``), ``correction.<i>.<param>`` for correction ``i`` (the same layout: its 72
@@ -25,7 +26,9 @@ A **correction** (``python -m training.advantage``) is one step of policy improv
 network estimating how much better each legal action is than the policy's greedy one. Where its best
 legal action is more than ``margin`` above the greedy one, the two actions' logits are exchanged, so the
 greedy choice becomes the correction's and the sampling distribution keeps its shape
-(:class:`Correction`). Each later correction sees the logits the earlier ones left.
+(:class:`Correction`). Each later correction sees the logits the earlier ones left. A correction with a
+``score_range`` (``{"own": [lo, hi], "other": [lo, hi]}``, the raw game scores of the positions it was fitted
+on) changes nothing at a position whose scores lie outside it: there its values would be an extrapolation.
 
 :func:`load_agent` turns a checkpoint into a :class:`CheckpointAgent` (an
 :class:`~smear_env.agents.base.Agent`) that runs the policy in numpy, greedy by default. Writing checkpoints
@@ -50,6 +53,7 @@ from ..observation import (
     OBS_HIGH,
     OBS_LOW,
     OBS_SIZE,
+    SCORES,
     SUIT_ACTION_TARGET,
     SUIT_OBS_SOURCE,
     TERMS,
@@ -378,7 +382,7 @@ class NumpyPolicy:
             logits = np.take_along_axis(logits, SUIT_ACTION_TARGET[p], axis=1)
         out = np.where(mask.astype(bool), logits, -np.inf)
         for c in self.corrections:
-            out = c.apply(out, c.net.logits(obs, mask))[0]
+            out = c.apply(out, c.net.logits(obs, mask), obs)[0]
         return out
 
 
@@ -390,23 +394,41 @@ class Correction:
     """Advantage differences this close to a decision (the margin, or a tie between two actions) are
     computed again one row at a time by the batched player, so that it chooses as the one-row player does."""
 
-    def __init__(self, net: NumpyPolicy, margin: float, max_logit_gap: float = float("inf")) -> None:
+    def __init__(self, net: NumpyPolicy, margin: float, max_logit_gap: float = float("inf"),
+                 score_range: dict[str, tuple[float, float]] | None = None) -> None:
         self.net = net
         self.margin = float(margin)
         self.max_logit_gap = float(max_logit_gap)
         """Only actions whose policy logit is at most this far below the greedy one's may be taken (a trust
         region: the correction re-ranks what the policy finds plausible)."""
+        self.score_range = score_range
+        """``{"own": (lo, hi), "other": (lo, hi)}``: the raw scores (the deciding player's team, the other
+        team) within which the correction applies, both inclusive; ``None``: at every score."""
 
-    def apply(self, logits: np.ndarray, adv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def covers(self, obs: np.ndarray) -> np.ndarray:
+        """Which rows of observations ``(n, 493)`` lie within :attr:`score_range` (all without one)."""
+        if self.score_range is None:
+            return np.ones(len(obs), dtype=bool)
+        own, other = obs[:, SCORES], obs[:, SCORES + 1]
+        (a, b), (c, d) = self.score_range["own"], self.score_range["other"]
+        return (own >= a) & (own <= b) & (other >= c) & (other <= d)
+
+    def apply(self, logits: np.ndarray, adv: np.ndarray, obs: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
         """(``logits`` (masked, ``-inf`` illegal) with the greedy action's and the correction's best
         action's logits exchanged where that one's advantage ``adv`` (masked the same way) is more than the
-        margin above the greedy one's; which rows are within :attr:`TOLERANCE` of a decision)."""
+        margin above the greedy one's and the observation ``obs`` is within :attr:`score_range`; which rows
+        are within :attr:`TOLERANCE` of a decision). ``obs`` may be left out only without a score range."""
+        if obs is None and self.score_range is not None:
+            raise TypeError("Correction.apply: this correction has a score range; pass the observations")
         r = np.arange(len(logits))
         greedy = np.argmax(logits, axis=1)
         best = np.argmax(adv, axis=1)
         over = adv[r, best] - adv[r, greedy]
         gap = logits[r, greedy] - logits[r, best]
         take = (over > self.margin) & (gap <= self.max_logit_gap)
+        if obs is not None:
+            take &= self.covers(obs)
         out = logits.copy()
         g, b = greedy[take], best[take]
         rows = r[take]
@@ -418,6 +440,8 @@ class Correction:
             close = (np.abs(over - self.margin) <= self.TOLERANCE) | (take & (adv[r, best] - second
                                                                               <= self.TOLERANCE))
             close |= (over > self.margin) & (np.abs(gap - self.max_logit_gap) <= 1e-3)
+        if obs is not None:
+            close &= self.covers(obs)
         return out, close & (np.isfinite(adv).sum(axis=1) > 1)
 
 
@@ -441,12 +465,33 @@ def read_corrections(tensors: dict[str, np.ndarray], meta: dict[str, Any], where
         if isinstance(gap, bool) or not isinstance(gap, int | float) or not gap >= 0:
             raise CheckpointError(f"{where}: metadata corrections[{i}].max_logit_gap must be a number >= 0, "
                                   f"got {short_repr(gap)}")
+        box = read_score_range(spec.get("score_range"), f"{where}: metadata corrections[{i}].score_range")
         net = NumpyPolicy(prefixed(tensors, f"correction.{i}."), spec, where=f"{where} correction {i}")
-        out.append(Correction(net, float(margin), float(gap)))
+        out.append(Correction(net, float(margin), float(gap), box))
     listed = {str(i) for i in range(len(out))}
     extra = sorted({k.split(".")[1] for k in tensors if k.startswith("correction.")} - listed)
     if extra:
         raise CheckpointError(f"{where}: tensors of correction(s) {extra} that the metadata does not list")
+    return out
+
+
+def read_score_range(value: Any, what: str) -> dict[str, tuple[float, float]] | None:
+    """A correction's ``score_range`` entry (``None``: absent) as ``{"own": (lo, hi), "other": (lo, hi)}``;
+    anything else is a CheckpointError naming ``what`` and the expected form."""
+    if value is None:
+        return None
+    form = 'an object {"own": [lo, hi], "other": [lo, hi]} of finite numbers with lo <= hi'
+    if not isinstance(value, dict) or set(value) != {"own", "other"}:
+        raise CheckpointError(f"{what} must be {form}, got {short_repr(value)}")
+    out = {}
+    for key in ("own", "other"):
+        pair = value[key]
+        ok = (isinstance(pair, list) and len(pair) == 2
+              and all(isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v) for v in pair)
+              and pair[0] <= pair[1])
+        if not ok:
+            raise CheckpointError(f"{what}.{key} must be [lo, hi] ({form}), got {short_repr(pair)}")
+        out[key] = (float(pair[0]), float(pair[1]))
     return out
 
 
