@@ -68,8 +68,8 @@ run: $(STAMP)
 # cards in 2 x 800 games against the heuristic, distilled into the policy), a win-probability model fitted on
 # the student's games, and one advantage correction fitted on positions against the heuristic and against
 # random (no trust region: the second opponent keeps it honest; applied only within the scores it was fitted
-# on). 81 minutes on 2 idle cores (66.95% of 20,000
-# fresh games vs heuristic). The agent is $(R90)/adv/final.safetensors.
+# on). 81 minutes on 2 idle cores (66.95% of 20,000 fresh games vs heuristic). The agent is
+# $(R90)/adv/final.safetensors.
 R90 ?= runs/default-90
 R90_STAGE1 := $(R90)/stage1/checkpoints/latest.safetensors
 R90_EXIT := $(R90)/exit/final.safetensors

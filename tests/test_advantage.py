@@ -306,6 +306,7 @@ def test_training_from_a_corrected_checkpoint_says_the_corrections_are_left_behi
 
 def test_a_correction_exchanges_two_logits_only_beyond_its_margin() -> None:
     from smear_env.agents.checkpoint import Correction
+    from smear_env.observation import OBS_SIZE, SCORES
 
     c = Correction(net=None, margin=0.05)  # type: ignore[arg-type]
     inf = -np.inf
@@ -313,12 +314,16 @@ def test_a_correction_exchanges_two_logits_only_beyond_its_margin() -> None:
                        [3.0, inf, inf, inf]])
     adv = np.array([[0.0, 0.2, 0.1, inf], [0.0, 0.04, 0.01, inf], [0.0, 0.05 + 5e-5, inf, inf],
                     [0.0, inf, inf, inf]])
-    out, near = c.apply(logits, adv)
+    zero = np.zeros((4, OBS_SIZE), dtype=np.float32)  # scores 0-0: within any range below
+    out, near = c.apply(logits, adv, zero)
     np.testing.assert_array_equal(out[0], [1.0, 2.0, 0.0, inf])  # greedy 0 and best 1 exchanged
-    from smear_env.observation import OBS_SIZE, SCORES
-
+    np.testing.assert_array_equal(out[1], logits[1])  # 0.04 is within the margin
+    assert out[2, 1] == 2.0 and near.tolist() == [False, False, True, False]  # just over, within tolerance
+    np.testing.assert_array_equal(out[3], logits[3])  # one legal action
+    tight = Correction(net=None, margin=0.05, max_logit_gap=0.5)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(tight.apply(logits, adv, zero)[0][0], logits[0])  # action 1: 1 logit below
     boxed = Correction(net=None, margin=0.05, score_range={"own": (-5, 14), "other": (-5, 14)})  # type: ignore
-    obs = np.zeros((4, OBS_SIZE), dtype=np.float32)
+    obs = zero.copy()
     obs[0, SCORES] = -6  # row 0: the deciding team's score is below the range
     out_b, near_b = boxed.apply(logits, adv, obs)
     np.testing.assert_array_equal(out_b[0], logits[0])  # outside: unchanged
@@ -326,13 +331,8 @@ def test_a_correction_exchanges_two_logits_only_beyond_its_margin() -> None:
     assert near_b.tolist() == [False, False, True, False]
     obs[0, SCORES], obs[0, SCORES + 1] = 14, 14  # both ends inclusive
     np.testing.assert_array_equal(boxed.apply(logits, adv, obs)[0][0], out[0])
-    with pytest.raises(TypeError, match="has a score range; pass the observations"):
-        boxed.apply(logits, adv)
-    np.testing.assert_array_equal(out[1], logits[1])  # 0.04 is within the margin
-    assert out[2, 1] == 2.0 and near.tolist() == [False, False, True, False]  # just over, within tolerance
-    np.testing.assert_array_equal(out[3], logits[3])  # one legal action
-    tight = Correction(net=None, margin=0.05, max_logit_gap=0.5)  # type: ignore[arg-type]
-    np.testing.assert_array_equal(tight.apply(logits, adv)[0][0], logits[0])  # action 1 is 1 logit below
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'obs'"):
+        boxed.apply(logits, adv)  # type: ignore[call-arg]
 
 
 def test_values_against_a_drawing_opponent_are_seeded_and_another_rounds_values_join_the_fit(

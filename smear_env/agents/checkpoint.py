@@ -413,22 +413,18 @@ class Correction:
         (a, b), (c, d) = self.score_range["own"], self.score_range["other"]
         return (own >= a) & (own <= b) & (other >= c) & (other <= d)
 
-    def apply(self, logits: np.ndarray, adv: np.ndarray, obs: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
+    def apply(self, logits: np.ndarray, adv: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(``logits`` (masked, ``-inf`` illegal) with the greedy action's and the correction's best
         action's logits exchanged where that one's advantage ``adv`` (masked the same way) is more than the
         margin above the greedy one's and the observation ``obs`` is within :attr:`score_range`; which rows
-        are within :attr:`TOLERANCE` of a decision). ``obs`` may be left out only without a score range."""
-        if obs is None and self.score_range is not None:
-            raise TypeError("Correction.apply: this correction has a score range; pass the observations")
+        are within :attr:`TOLERANCE` of a decision)."""
+        inside = self.covers(obs)
         r = np.arange(len(logits))
         greedy = np.argmax(logits, axis=1)
         best = np.argmax(adv, axis=1)
         over = adv[r, best] - adv[r, greedy]
         gap = logits[r, greedy] - logits[r, best]
-        take = (over > self.margin) & (gap <= self.max_logit_gap)
-        if obs is not None:
-            take &= self.covers(obs)
+        take = (over > self.margin) & (gap <= self.max_logit_gap) & inside
         out = logits.copy()
         g, b = greedy[take], best[take]
         rows = r[take]
@@ -440,9 +436,7 @@ class Correction:
             close = (np.abs(over - self.margin) <= self.TOLERANCE) | (take & (adv[r, best] - second
                                                                               <= self.TOLERANCE))
             close |= (over > self.margin) & (np.abs(gap - self.max_logit_gap) <= 1e-3)
-        if obs is not None:
-            close &= self.covers(obs)
-        return out, close & (np.isfinite(adv).sum(axis=1) > 1)
+        return out, close & inside & (np.isfinite(adv).sum(axis=1) > 1)
 
 
 def read_corrections(tensors: dict[str, np.ndarray], meta: dict[str, Any], where: str) -> list[Correction]:
