@@ -290,3 +290,75 @@ def test_suit_canonical_network_is_suit_equivariant_and_numpy_plays_it(tmp_path)
     with pytest.raises(ConfigError, match="network.suit_canonical"):
         load_config(QUICK, ["algorithm.name=maskable_ppo", "network.suit_canonical=true",
                             "network.shared_trunk=false"])
+
+
+def _weights(module) -> torch.Tensor:
+    return torch.cat([p.detach().flatten() for p in module.parameters()]).clone()
+
+
+def test_overlap_collects_with_the_policy_one_update_behind_and_settles_before_reads():
+    """algorithm.overlap: rollout k + 1 is played by the weights from before update k (the actor), the
+    update runs beside it, and reading the learner (state, snapshot, evaluation) waits for that update."""
+    tr = _trainer("algorithm.overlap=true")
+    acted: list[torch.Tensor] = []
+    collect = tr.collect
+
+    def recording_collect(target: int):
+        acted.append(_weights(tr.acting_policy()))
+        return collect(target)
+
+    tr.collect = recording_collect
+    theta0 = _weights(tr.policy)
+    tr.iterate()
+    assert tr.updates == 1 and tr.step > 0
+    tr.eval_policy()  # waits for update 1
+    theta1 = _weights(tr.policy)
+    assert not torch.equal(theta1, theta0) and torch.equal(_weights(tr.actor), theta0)
+    out = tr.iterate()  # collected with theta0 while nothing was in flight; its scalars are update 1's
+    assert "loss/policy" in out and "bids/bid_rate" in out
+    assert torch.equal(acted[0], theta0) and torch.equal(acted[1], theta0)
+    assert torch.equal(_weights(tr.actor), theta1)  # the next rollout plays theta1 beside update 2
+    tensors, meta = tr.state()
+    assert tr._pending is None and not torch.equal(_weights(tr.policy), theta1)  # update 2 is in
+    assert {k for k in tensors if k.startswith("actor.")} == {f"actor.{k}" for k in tr.actor.state_dict()}
+    assert "update_rng" in meta
+    out = tr.iterate()
+    assert "loss/policy" in out  # update 2's scalars, kept when state() waited for it
+    assert torch.equal(acted[2], theta1)
+
+
+def test_overlap_is_deterministic_and_resumes(tmp_path):
+    """Two overlapped runs of a seed write the same weights; a resumed one picks up the actor and the
+    update's generator; the oracle critic is refused with it."""
+    base = ["--config", QUICK, "--variant", "tiny", "--set", "rules.target_score=5",
+            "--set", "total_timesteps=900", "--set", "output.checkpoint_interval=300",
+            "--set", "selfplay.snapshot_interval=200", "--set", "algorithm.name=vector_ppo",
+            "--set", "selfplay.opponents={self: 0.4, snapshot: 0.3, random: 0.3, heuristic: 0}",
+            "--set", "algorithm.overlap=true", "--set", "eval.interval=400"]
+    runs = []
+    for name in ("a", "b"):
+        assert main([*base, "--run-dir", str(tmp_path / name)]) == 0
+        runs.append(read_checkpoint(tmp_path / name / "checkpoints" / "latest.safetensors"))
+    (ta, ma), (tb, mb) = runs
+    assert ta.keys() == tb.keys() and any(k.startswith("actor.") for k in ta)
+    for k in ta:
+        np.testing.assert_array_equal(ta[k], tb[k], err_msg=k)
+    assert ma["state"]["update_rng"] == mb["state"]["update_rng"]
+    run = tmp_path / "a"
+    assert main(["--run-dir", str(run), "--resume", "--set", "total_timesteps=1500"]) == 0
+    assert read_checkpoint(run / "checkpoints" / "latest.safetensors")[1]["step"] >= 1500
+    with pytest.raises(ConfigError, match="algorithm.overlap.*algorithm.oracle_critic"):
+        load_config(QUICK, [*VEC, "algorithm.overlap=true", "algorithm.oracle_critic=true"], "tiny")
+
+
+def test_overlap_raises_the_updates_error_in_the_training_thread():
+    tr = _trainer("algorithm.overlap=true")
+
+    def failing(batch, step):
+        raise RuntimeError("update failed")
+
+    tr.update = failing
+    tr.iterate()  # the failing update is in flight
+    with pytest.raises(RuntimeError, match="update failed"):
+        tr.iterate()
+    assert tr._pending is None

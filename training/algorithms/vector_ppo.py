@@ -44,10 +44,22 @@ kitty and the stock at the decision), started as the warm-started policy's value
 checkpoint plays are unchanged. The PPO update itself is native ``ppo``'s: the shared component
 :class:`~training.algorithms.ppo_update.PPOUpdate`; the ``algorithm:`` keys are
 :class:`~training.algorithms.vector_ppo_config.VectorPPOConfig`'s.
+
+With ``algorithm.overlap`` the rollout and the update run at the same time, on two cores: the update of
+rollout k runs in a worker thread (torch releases the GIL in its kernels) while the main thread collects
+rollout k + 1 with a copy of the policy (the *actor*) as it was before that update; after it the actor takes
+the new weights and the next update starts. Every rollout is thus one update behind the learner, which the
+stored log-probabilities make exact for the PPO ratio (an asynchronous actor-learner with a lag of one, as in
+IMPALA or APPO, without their off-policy corrections: PPO's clipped ratio is one). The minibatch shuffles
+then draw from a generator of their own (the rollout's and the update's draws would otherwise interleave by
+timing), so the run is deterministic for a seed. What reads the learner -- checkpoints, evaluations,
+snapshots -- first waits for the update in flight.
 """
 
 from __future__ import annotations
 
+import copy
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -67,7 +79,7 @@ from ..oracle import PRIV_SIZE, OracleCritic, privileged_features
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .decision_stats import tally_contracts
-from .ppo_update import PPOUpdate, ppo_iteration
+from .ppo_update import PPOUpdate, ppo_iteration, rollout_stats
 from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
@@ -126,6 +138,15 @@ class VectorPPOTrainer(OwnPolicyTrainer):
                        if cfg.algorithm.oracle_critic else None)
         self.update = PPOUpdate(self.policy, cfg.algorithm, cfg.total_timesteps, rng, critic=self.critic)
         self.optimizer = self.update.optimizer
+        # algorithm.overlap: the update runs in a worker thread while the actor (a copy of the policy, one
+        # update behind) collects; the update shuffles with a generator of its own (module docstring)
+        self.overlap = bool(cfg.algorithm.overlap)
+        self.actor: SmearPolicy | None = None  # made from the policy at the first rollout
+        self._executor: ThreadPoolExecutor | None = None
+        self._pending: Future[dict[str, float]] | None = None
+        self._update_out: dict[str, float] = {}
+        if self.overlap:
+            self.update.rng = np.random.default_rng(int(rng.integers(2**63)))
         self.pool = OpponentPool(cfg.selfplay.opponents, cfg.selfplay.pool_size, cfg.rules, rng)
         # players at the table: 0 the learner, 1 the snapshots, then one batched agent per opponent spec
         self.players: list[Any] = [LEARNER, _Snapshots(self)]
@@ -288,8 +309,13 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         ok = last >= 0
         np.add.at(self.buf["rew"], last[ok], r[ok])
 
+    def acting_policy(self) -> SmearPolicy:
+        """The policy that plays the learner's seats in rollouts: the learner, or with ``overlap`` its copy
+        one update behind."""
+        return self.actor if self.overlap and self.actor is not None else self.policy
+
     def collect(self, target: int) -> dict[str, np.ndarray]:
-        policy, rng = self.policy, self.rng
+        policy, rng = self.acting_policy(), self.rng
         policy.eval()
         if self.critic is not None:
             self.critic.eval()
@@ -337,7 +363,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
                         priv = privileged_features(self.vg, lanes, np.full(len(lanes), s, dtype=np.int64))
                         boot[self.last[lanes, s]] = self.critic.values(obs, priv)
                     else:
-                        boot[self.last[lanes, s]] = self.policy.value(torch.from_numpy(obs)).numpy()
+                        boot[self.last[lanes, s]] = self.acting_policy().value(torch.from_numpy(obs)).numpy()
         return boot
 
     def _take_finished(self, cut: bool = False) -> dict[str, np.ndarray]:
@@ -388,7 +414,53 @@ class VectorPPOTrainer(OwnPolicyTrainer):
 
     # ------------------------------------------------------------------ update and state
     def iterate(self) -> dict[str, float]:
-        return ppo_iteration(self)
+        if not self.overlap:
+            return ppo_iteration(self)
+        if self.actor is None:
+            self.actor = copy.deepcopy(self.policy)
+        self._stats = {}
+        batch = self.collect(self.cfg.algorithm.n_steps * self.cfg.n_envs)  # beside the update in flight
+        out = self.finish_update()  # that update's scalars (none before the first)
+        self.actor.load_state_dict(self.policy.state_dict())
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ppo-update")
+        self._pending = self._executor.submit(self._update_in_thread, batch, self.step)
+        self.step += len(batch["act"])
+        self.updates += 1
+        out.update(rollout_stats(self._stats))
+        return out
+
+    def _update_in_thread(self, batch: dict[str, np.ndarray], step: int) -> dict[str, float]:
+        torch.set_num_threads(self.cfg.torch_threads)  # (per thread in torch)
+        return self.update(batch, step)
+
+    def finish_update(self) -> dict[str, float]:
+        """Wait for the update in flight (``overlap``), if any; the scalars of the updates finished since
+        the last call. An update's exception is raised here."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._update_out = pending.result()
+        out, self._update_out = self._update_out, {}
+        return out
+
+    def _settled(self) -> None:
+        """Let the update in flight finish before the learner is read; its scalars go to the next
+        ``iterate``."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._update_out = pending.result()
+
+    def add_snapshot(self) -> None:
+        self._settled()
+        super().add_snapshot()
+
+    def eval_policy(self) -> SmearPolicy:
+        self._settled()
+        return super().eval_policy()
+
+    def policy_state(self) -> dict[str, torch.Tensor]:
+        self._settled()
+        return super().policy_state()
 
     def after_warm_start(self) -> None:
         """With ``algorithm.value_warmup``: the value head's last layer starts from zeros (values learned for
@@ -402,8 +474,14 @@ class VectorPPOTrainer(OwnPolicyTrainer):
             self.critic.init_from_policy(self.policy)
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """:meth:`OwnPolicyTrainer.state` plus the oracle critic's weights (``critic.*``), if any."""
+        """:meth:`OwnPolicyTrainer.state` plus the oracle critic's weights (``critic.*``), if any, and with
+        ``overlap`` the actor's weights (``actor.*``) and the update's generator."""
+        self._settled()
         tensors, meta = super().state()
+        if self.overlap:
+            meta["update_rng"] = self.update.rng.bit_generator.state
+            if self.actor is not None:
+                tensors.update({f"actor.{k}": v for k, v in self.actor.state_dict().items()})
         if self.critic is not None:
             tensors.update({f"critic.{k}": v for k, v in self.critic.state_dict().items()})
         return tensors, meta
@@ -417,6 +495,14 @@ class VectorPPOTrainer(OwnPolicyTrainer):
                                  "true: it was saved by a run without the oracle critic")
             self.critic.load_state_dict(sd)
         super().load_state(policy_sd, tensors, meta, step)
+        if self.overlap:
+            if "update_rng" in meta:
+                self.update.rng.bit_generator.state = meta["update_rng"]
+            actor = {k[len("actor."):]: v for k, v in tensors.items() if k.startswith("actor.")}
+            self.actor = None  # (the next rollout copies the policy) unless the state has the actor
+            if actor:
+                self.actor = copy.deepcopy(self.policy)
+                self.actor.load_state_dict(actor)
 
     def restart_games(self) -> None:
         self._start_engine()

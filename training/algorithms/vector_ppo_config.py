@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from .config_base import Bound
+from .config_base import Bound, ConfigError
 from .ppo_config import PPOConfig
+
+if TYPE_CHECKING:
+    from ..config import TrainConfig
 
 
 @dataclass
@@ -26,6 +29,22 @@ class VectorPPOConfig(PPOConfig):
     and the trunk are left as they are. For a run that starts from a checkpoint whose values were learned for
     another reward, e.g. env.reward "winprob" after "score"."""
 
+    overlap: bool = False
+    """Collect the next rollout while the last one's update runs in a second thread (both cores of a
+    2-core machine: about 1.35x the decisions per second, measured in benchmarks/overlap_speed.py). Each
+    rollout is then played by the policy of one update before (a copy; its stored log-probabilities keep the
+    PPO ratio exact to the policy that acted), as in an asynchronous actor-learner with a lag of one update.
+    Deterministic for a seed and resumable exactly, but a different run from overlap: false."""
+
     supports_shared_trunk = True
     supports_winprob = True
     bounds: ClassVar[dict[str, Bound]] = {"value_warmup": Bound(0, 10**12, unit="of learner decisions")}
+
+    def validate(self, cfg: TrainConfig) -> None:
+        """The rollout bound, and ``overlap`` without ``oracle_critic`` (the critic values the rollout
+        while the update trains it)."""
+        super().validate(cfg)
+        if self.overlap and self.oracle_critic:
+            raise ConfigError("config keys 'algorithm.overlap' and 'algorithm.oracle_critic': choose one "
+                              "(the oracle critic is not copied for the overlapped rollout); set "
+                              "algorithm.overlap: false")
