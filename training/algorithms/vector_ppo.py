@@ -437,9 +437,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
     def finish_update(self) -> dict[str, float]:
         """Wait for the update in flight (``overlap``), if any; the scalars of the updates finished since
         the last call. An update's exception is raised here."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            self._update_out = pending.result()
+        self._settled()
         out, self._update_out = self._update_out, {}
         return out
 

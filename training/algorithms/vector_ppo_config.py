@@ -31,7 +31,8 @@ class VectorPPOConfig(PPOConfig):
 
     overlap: bool = False
     """Collect the next rollout while the last one's update runs in a second thread (both cores of a
-    2-core machine: about 1.35x the decisions per second, measured in benchmarks/overlap_speed.py). Each
+    2-core machine: stage 1 of make default-90 ran 1.52x the decisions per second; benchmarks/overlap_speed.py
+    compares the two settings interleaved). Each
     rollout is then played by the policy of one update before (a copy; its stored log-probabilities keep the
     PPO ratio exact to the policy that acted), as in an asynchronous actor-learner with a lag of one update.
     Deterministic for a seed and resumable exactly, but a different run from overlap: false."""
