@@ -11,6 +11,7 @@ clipping and the ``target_kl`` early stop. :func:`ppo_iteration` is a PPO traine
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -130,14 +131,17 @@ class PPOUpdate:
         return out
 
 
-def ppo_iteration(trainer: Any) -> dict[str, float]:
+def ppo_iteration(trainer: Any, update: Callable[[dict[str, np.ndarray], int], dict[str, float]] | None = None
+                  ) -> dict[str, float]:
     """One ``iterate()`` of a PPO trainer (``ppo``, ``vector_ppo``): clear its collection statistics
     (``_stats``), collect ``n_steps * n_envs`` learner decisions (``collect``), update with its
-    :class:`PPOUpdate` (``update``) and count the decisions and the update; returns the scalars to log."""
+    :class:`PPOUpdate` (``update``) and count the decisions and the update; returns the scalars to log.
+    ``update``: called as ``update(batch, step)`` in place of ``trainer.update``, returning the scalars to
+    log (``vector_ppo``'s overlap submits the update to a thread and returns the previous one's)."""
     cfg = trainer.cfg
     trainer._stats = {}
     batch = trainer.collect(cfg.algorithm.n_steps * cfg.n_envs)
-    out = trainer.update(batch, trainer.step)
+    out = (trainer.update if update is None else update)(batch, trainer.step)
     trainer.step += len(batch["act"])
     trainer.updates += 1
     out.update(rollout_stats(trainer._stats))

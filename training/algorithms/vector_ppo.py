@@ -79,7 +79,7 @@ from ..oracle import PRIV_SIZE, OracleCritic, privileged_features
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .decision_stats import tally_contracts
-from .ppo_update import PPOUpdate, ppo_iteration, rollout_stats
+from .ppo_update import PPOUpdate, ppo_iteration
 from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
@@ -418,16 +418,16 @@ class VectorPPOTrainer(OwnPolicyTrainer):
             return ppo_iteration(self)
         if self.actor is None:
             self.actor = copy.deepcopy(self.policy)
-        self._stats = {}
-        batch = self.collect(self.cfg.algorithm.n_steps * self.cfg.n_envs)  # beside the update in flight
-        out = self.finish_update()  # that update's scalars (none before the first)
+        return ppo_iteration(self, update=self._submit_update)  # collects beside the update in flight
+
+    def _submit_update(self, batch: dict[str, np.ndarray], step: int) -> dict[str, float]:
+        """``overlap``: wait for the update in flight, copy the learner into the actor, start this batch's
+        update in the worker thread; returns the finished update's scalars (none before the first)."""
+        out = self.finish_update()
         self.actor.load_state_dict(self.policy.state_dict())
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ppo-update")
-        self._pending = self._executor.submit(self._update_in_thread, batch, self.step)
-        self.step += len(batch["act"])
-        self.updates += 1
-        out.update(rollout_stats(self._stats))
+        self._pending = self._executor.submit(self._update_in_thread, batch, step)
         return out
 
     def _update_in_thread(self, batch: dict[str, np.ndarray], step: int) -> dict[str, float]:
