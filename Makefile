@@ -8,7 +8,7 @@
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
-#   make default-90  a default-style agent in about 81 minutes on 2 idle cores (the model card's "90-minute recipe")
+#   make default-90  a default-style agent in about 85 minutes on 2 idle cores (the model card's "90-minute recipe")
 #   make ladder  round robin of every agent, rated: docs/ladder.md (LADDER_ARGS="--scale 0.05": quick)
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
@@ -64,19 +64,20 @@ run: $(STAMP)
 	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors random --games $(EVAL_GAMES)
 
 # The 90-minute recipe (checkpoints/README.md, "A 90-minute recipe"): stage 1 cut to 24M decisions
-# (configs/default.yaml, variant r90; the update overlapped with the rollout: 28 minutes), two rounds of expert iteration (a rollout search's trump, discards and
-# cards in 2 x 800 games against the heuristic, distilled into the policy), a win-probability model fitted on
-# the student's games, and one advantage correction fitted on positions against the heuristic and against
-# random (no trust region: the second opponent keeps it honest; applied only within the scores it was fitted
-# on). About 85 minutes on 2 idle cores, measured by steps (67.88% of 20,000 games vs heuristic on seed 70110). The agent is
+# (configs/default.yaml, variant r90; the update overlapped with the rollout: 28 minutes), four rounds of expert
+# iteration (each: a rollout search's trump, discards and cards in 2 x 400 games against the heuristic, distilled
+# into the policy with the round before's targets), a win-probability model fitted on the student's games, and
+# one advantage correction fitted on positions against the heuristic and against random (no trust region: the
+# second opponent keeps it honest; applied only within the scores it was fitted on). About 85 minutes on 2 idle
+# cores, measured by steps (68.44% of 20,000 games vs heuristic on seed 70110). The agent is
 # $(R90)/adv/final.safetensors.
 R90 ?= runs/default-90
 R90_STAGE1 := $(R90)/stage1/checkpoints/latest.safetensors
 R90_EXIT := $(R90)/exit/final.safetensors
 default-90: $(STAMP)
 	$(BIN)/smear-train --config configs/default.yaml --variant r90 --run-dir $(R90)/stage1
-	$(BIN)/python -m training.expert_iteration --init $(R90_STAGE1) --run-dir $(R90)/exit --rounds 2 --games 800 \
-		--workers 2 --seed 96401 --window 2
+	$(BIN)/python -m training.expert_iteration --init $(R90_STAGE1) --run-dir $(R90)/exit --rounds 4 --games 400 \
+		--workers 2 --seed 96501 --window 2
 	$(BIN)/python -m training.winprob --team $(R90_EXIT) --opponent heuristic --games 20000 --seed 93006 \
 		--out $(R90)/winprob.safetensors
 	$(BIN)/python -m training.advantage --init $(R90_EXIT) --run-dir $(R90)/random --opponent random \
