@@ -32,13 +32,11 @@ from training.config import load_config
 def rate(trainer, updates: int) -> float:
     """Learner decisions per second over ``updates`` iterations (the first one untimed)."""
     trainer.iterate()
-    if hasattr(trainer, "finish_update"):
-        trainer.finish_update()
+    trainer.finish_update()
     s0, t0 = trainer.step, time.perf_counter()
     for _ in range(updates):
         trainer.iterate()
-    if hasattr(trainer, "finish_update"):
-        trainer.finish_update()  # the last update counts
+    trainer.finish_update()  # the last update counts
     return (trainer.step - s0) / (time.perf_counter() - t0)
 
 

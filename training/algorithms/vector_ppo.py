@@ -312,7 +312,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
     def acting_policy(self) -> SmearPolicy:
         """The policy that plays the learner's seats in rollouts: the learner, or with ``overlap`` its copy
         one update behind."""
-        return self.actor if self.overlap and self.actor is not None else self.policy
+        return self.policy if self.actor is None else self.actor  # (an actor exists only with overlap)
 
     def collect(self, target: int) -> dict[str, np.ndarray]:
         policy, rng = self.acting_policy(), self.rng
