@@ -12,6 +12,7 @@ is all the scoring (R13-R16) and the deal sampler need.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from math import comb
@@ -147,22 +148,34 @@ class HiddenDeal:
     the bidder did not take (R9). For a bidder observer the kitty is not in it (it is in hand/discards)."""
 
 
-@lru_cache(maxsize=1 << 16)
 def _ways(s: int, caps: tuple[int, ...], counts: tuple[int, ...], allow: tuple[int, ...]) -> int:
     """Number of ways to deal the unknown cards of suits ``s..3`` (``counts[s]`` of each) into slots with
     remaining capacities ``caps``, slot ``j`` taking suit ``t`` only if ``allow[j] >> t & 1``."""
-    if s == 4:
+    return _ways_from(caps, counts[s:], tuple(a >> s & 0xF for a in allow))
+
+
+@lru_cache(maxsize=1 << 18)
+def _ways_from(caps: tuple[int, ...], counts: tuple[int, ...], allow: tuple[int, ...]) -> int:
+    """:func:`_ways` keyed by only what it depends on (the suits left, first one first; each slot's
+    permissions shifted to them), so that many views share its table entries."""
+    if not counts:
         return 1 if not any(caps) else 0
     total = 0
-    for dist, w in _distributions(counts[s], caps, allow, s):
-        total += w * _ways(s + 1, tuple(c - d for c, d in zip(caps, dist, strict=True)), counts, allow)
+    rest_allow = tuple(a >> 1 for a in allow)
+    for dist, w in _splits(counts[0], caps, tuple(a & 1 for a in allow)):
+        total += w * _ways_from(tuple(c - d for c, d in zip(caps, dist, strict=True)), counts[1:], rest_allow)
     return total
 
 
-@lru_cache(maxsize=1 << 16)
 def _distributions(n: int, caps: tuple[int, ...], allow: tuple[int, ...], s: int) -> tuple:
     """All ways to split ``n`` cards of suit ``s`` over the slots (counts per slot) with their multinomial
     weight (number of card-level assignments)."""
+    return _splits(n, caps, tuple(a >> s & 1 for a in allow))
+
+
+@lru_cache(maxsize=1 << 18)
+def _splits(n: int, caps: tuple[int, ...], takes: tuple[int, ...]) -> tuple:
+    """:func:`_distributions` keyed by whether each slot may take the suit (``takes[j]`` 0 or 1)."""
     out: list[tuple[tuple[int, ...], int]] = []
     m = len(caps)
 
@@ -171,7 +184,11 @@ def _distributions(n: int, caps: tuple[int, ...], allow: tuple[int, ...], s: int
             if left == 0:
                 out.append((tuple(acc), w))
             return
-        hi = min(left, caps[j]) if allow[j] >> s & 1 else 0
+        hi = min(left, caps[j]) if takes[j] else 0
+        if j == m - 1:  # the last slot takes what is left, or the split fails
+            if left <= hi:
+                out.append((tuple(acc) + (left,), w))
+            return
         for c in range(hi + 1):
             acc.append(c)
             rec(j + 1, left - c, acc, w * comb(left, c))
@@ -252,17 +269,10 @@ def hidden_discard_count(view: PlayerView) -> int:
     return HAND_SIZE + view.kitty_size - view.hand_sizes[b] - view.played_by[b].bit_count()
 
 
-def sample_hidden(view: PlayerView, rng: np.random.Generator) -> HiddenDeal:
-    """A full deal consistent with everything ``view``'s observer has seen (R22, R23), drawn uniformly
-    over all such deals (exact, never fails when one exists; the true deal always does).
-
-    Consistency: the observer's own hand; the kitty and discards when the observer is the bidder; no
-    played card in any hand; every seat's current hand size; no card of a suit a seat has shown void in
-    (``view.voids``); the right number of hidden discards and stock cards. R11: when trump is known, the
-    sampled discards of another bidder contain no trump -- a trump may be discarded only when every other
-    card in hand is trump, which we treat as impossible unless no deal without it is consistent (then the
-    constraint is dropped). Bidding behaviour is not used (no inference from bids).
-    """
+def _hidden_slots(view: PlayerView) -> tuple[int, list[tuple[int, int]], int, bool]:
+    """What :func:`sample_hidden` deals: ``(unknown cards, slots, hidden discards, observer is the bidder)``;
+    the slots are the other seats' hands (seat order after the observer's), the hidden discards when there
+    are any (no trump: R11), and the stock, as :func:`_allocate` takes them."""
     seat = view.seat
     k = view.kitty_size
     played = view.played_by[0] | view.played_by[1] | view.played_by[2] | view.played_by[3]
@@ -277,17 +287,125 @@ def sample_hidden(view: PlayerView, rng: np.random.Generator) -> HiddenDeal:
         n_disc = hidden_discard_count(view)
         no_trump = (1 << view.trump) if view.trump is not None else 0
         slots.append((n_disc, no_trump))
-    stock_size = STOCK_SIZE - (k if bidding_over else 0)
-    slots.append((stock_size, 0))
+    slots.append((STOCK_SIZE - (k if bidding_over else 0), 0))
+    return unknown, slots, n_disc, is_bidder
+
+
+def _deal_of(view: PlayerView, got: Sequence[int], n_disc: int, is_bidder: bool) -> HiddenDeal:
+    """The :class:`HiddenDeal` of one allocation ``got`` of :func:`_hidden_slots`'s slots."""
+    hands = [0, 0, 0, 0]
+    hands[view.seat] = view.hand
+    for i, s in enumerate(s for s in range(4) if s != view.seat):
+        hands[s] = int(got[i])
+    discards = view.discards if is_bidder else (int(got[3]) if n_disc else 0)
+    return HiddenDeal(hands=tuple(hands), discards=discards, stock=int(got[-1]))  # type: ignore[arg-type]
+
+
+def sample_hidden(view: PlayerView, rng: np.random.Generator) -> HiddenDeal:
+    """A full deal consistent with everything ``view``'s observer has seen (R22, R23), drawn uniformly
+    over all such deals (exact, never fails when one exists; the true deal always does).
+
+    Consistency: the observer's own hand; the kitty and discards when the observer is the bidder; no
+    played card in any hand; every seat's current hand size; no card of a suit a seat has shown void in
+    (``view.voids``); the right number of hidden discards and stock cards. R11: when trump is known, the
+    sampled discards of another bidder contain no trump -- a trump may be discarded only when every other
+    card in hand is trump, which we treat as impossible unless no deal without it is consistent (then the
+    constraint is dropped). Bidding behaviour is not used (no inference from bids).
+    """
+    unknown, slots, n_disc, is_bidder = _hidden_slots(view)
     got = _allocate(unknown, slots, rng)
     if got is None and n_disc and slots[3][1]:
         slots[3] = (n_disc, 0)  # R11 exception: the bidder held more than 6 trumps
         got = _allocate(unknown, slots, rng)
     if got is None:
-        raise ValueError(f"no deal is consistent with this view (seat {seat}, phase {view.phase.name})")
-    hands = [0, 0, 0, 0]
-    hands[seat] = view.hand
-    for i, s in enumerate(others):
-        hands[s] = got[i]
-    discards = view.discards if is_bidder else (got[3] if n_disc else 0)
-    return HiddenDeal(hands=tuple(hands), discards=discards, stock=got[-1])  # type: ignore[arg-type]
+        raise ValueError(f"no deal is consistent with this view (seat {view.seat}, phase {view.phase.name})")
+    return _deal_of(view, got, n_disc, is_bidder)
+
+
+def sample_hidden_many(view: PlayerView, rng: np.random.Generator, n: int) -> list[HiddenDeal]:
+    """``n`` independent deals from :func:`sample_hidden`'s distribution (uniform over the deals consistent
+    with ``view``, the same R11 rule), drawn together (:func:`_allocate_many`): the sampler of the rollout
+    search, which draws 32 deals of each view. The draws from ``rng`` differ from ``n`` calls of
+    :func:`sample_hidden`, so the deals do too; the same generator state gives the same deals."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise ValueError(f"sample_hidden_many: n must be an integer >= 0, not {n!r}")
+    unknown, slots, n_disc, is_bidder = _hidden_slots(view)
+    got = _allocate_many(unknown, slots, rng, int(n))
+    if got is None and n_disc and slots[3][1]:
+        slots[3] = (n_disc, 0)  # R11 exception, as in sample_hidden
+        got = _allocate_many(unknown, slots, rng, int(n))
+    if got is None:
+        raise ValueError(f"no deal is consistent with this view (seat {view.seat}, phase {view.phase.name})")
+    return [_deal_of(view, row, n_disc, is_bidder) for row in got.tolist()]
+
+
+_CARD_BITS = np.int64(1) << np.arange(32, dtype=np.int64)
+
+
+def _allocate_many(unknown: int, slots: list[tuple[int, int]], rng: np.random.Generator, n: int
+                   ) -> np.ndarray | None:
+    """``n`` draws of :func:`_allocate` at once: an ``(n, len(slots))`` int64 array of card bitmasks, each row
+    uniform over the assignments that respect the forbidden suits; ``None`` when none exists.
+
+    The same two stages: per suit, how many of its cards each constrained slot takes (drawn from the exact
+    counts, grouped by the capacities left so that equal states share one table), then which cards (a
+    uniform shuffle of the suit by random keys); the cards left for the unconstrained slots are split by an
+    independent uniform shuffle."""
+    if sum(size for size, _ in slots) != unknown.bit_count():
+        raise ValueError(
+            f"sampler: slot sizes {[s for s, _ in slots]} do not add up to the "
+            f"{unknown.bit_count()} unknown cards"
+        )
+    free = [i for i, (_, forb) in enumerate(slots) if not forb]
+    constrained = [i for i, (_, forb) in enumerate(slots) if forb]
+    free_label = len(slots)
+    label = np.full((n, 32), -1, dtype=np.int64)  # the slot of each card; free_label: an unconstrained one
+    cards = np.array([c for c in range(32) if unknown >> c & 1], dtype=np.int64)
+    label[:, cards] = free_label
+    if constrained and n:
+        caps0 = tuple(slots[i][0] for i in constrained) + (sum(slots[i][0] for i in free),)
+        allow = tuple((~slots[i][1]) & 0xF for i in constrained) + (0xF,)
+        suit_cards = [cards[(cards >> 3) == s] for s in range(4)]
+        counts = tuple(len(cs) for cs in suit_cards)
+        if _ways(0, caps0, counts, allow) == 0:
+            return None
+        m = len(caps0)
+        slot_of = np.array([*constrained, free_label], dtype=np.int64)
+        caps = np.tile(np.array(caps0, dtype=np.int64), (n, 1))
+        rows = np.arange(n)[:, None]
+        for s in range(4):
+            if not counts[s]:
+                continue
+            dist = np.empty((n, m), dtype=np.int64)
+            states, which = np.unique(caps, axis=0, return_inverse=True)
+            which = which.reshape(-1)
+            for g, state in enumerate(states.tolist()):
+                options = _distributions(counts[s], tuple(state), allow, s)
+                weights = [w * _ways(s + 1, tuple(c - d for c, d in zip(state, o, strict=True)), counts,
+                                     allow) for o, w in options]
+                members = np.flatnonzero(which == g)
+                total = sum(weights)
+                if total < (1 << 62):  # exact integer draws, as in _allocate
+                    r = rng.integers(total, size=members.size)
+                    k = np.searchsorted(np.cumsum(np.array(weights, dtype=np.int64)), r, side="right")
+                else:
+                    r = rng.random(members.size) * total
+                    k = np.searchsorted(np.cumsum(np.array(weights, dtype=np.float64)), r, side="right")
+                dist[members] = np.array([o for o, _ in options], dtype=np.int64)[k]
+            caps -= dist
+            # a uniform shuffle of the suit: position i of the shuffled cards goes to the slot whose
+            # cumulative count first exceeds i
+            shuffled = suit_cards[s][np.argsort(rng.random((n, counts[s])), axis=1)]
+            ends = np.cumsum(dist, axis=1)[:, None, :]
+            pos_slot = (np.arange(counts[s])[None, :, None] >= ends).sum(axis=2)
+            label[rows, shuffled] = slot_of[pos_slot]
+    if free and n:
+        keys = np.where(label == free_label, rng.random((n, 32)), np.inf)
+        n_free = sum(slots[i][0] for i in free)
+        picked = np.argsort(keys, axis=1)[:, :n_free]
+        label[np.arange(n)[:, None], picked] = np.repeat(np.array(free, dtype=np.int64),
+                                                         [slots[i][0] for i in free])[None, :]
+    out = np.zeros((n, len(slots)), dtype=np.int64)
+    for i in range(len(slots)):
+        out[:, i] = ((label == i) * _CARD_BITS).sum(axis=1)
+    return out

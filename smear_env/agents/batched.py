@@ -177,42 +177,73 @@ class BatchedRandomAgent:
 
 
 # ----------------------------------------------------------------------------------------------- checkpoints
+def _suit_weights(pol: Any, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Suit order ``q``'s first-layer weights and head of a ``suit_canonical`` policy, permuted so that the
+    network reads rows in their original column order and answers in the original action order: ``x @
+    W1.T`` equals the canonical ``(x[:, SUIT_OBS_SOURCE[q]] * scale) @ W1.T`` (the observation scale folded
+    in), and the head's rows follow ``SUIT_ACTION_TARGET[q]``. Made once per policy and order."""
+    from ..observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE
+
+    cache = pol.__dict__.setdefault("_suit_weight_cache", {})
+    got = cache.get(q)
+    if got is None:
+        w1 = pol.layers[0][0] if pol.layers else pol.head[0]
+        first = np.empty_like(w1)
+        first[:, SUIT_OBS_SOURCE[q]] = w1 * pol.scale
+        w, b = pol.head
+        got = cache[q] = (first, np.ascontiguousarray(w[SUIT_ACTION_TARGET[q]]), b[SUIT_ACTION_TARGET[q]])
+    return got
+
+
 def batch_forward(pol: Any, obs: np.ndarray) -> np.ndarray:
     """Raw outputs (B, 72) float32 of a :class:`~smear_env.agents.checkpoint.NumpyPolicy` network for all
     rows, in the original action order (no mask, no corrections). With ``suit_canonical`` the rows are
-    grouped by suit order, each group's columns permuted with one 1-D index (no (B, 493) index array), one
-    matrix product per layer over all rows, and each group's outputs mapped back to the original actions;
-    the rows are returned in their input order. Non-finite outputs raise
-    :class:`~smear_env.agents.checkpoint.CheckpointError` as ``pol.logits`` does."""
-    from ..observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
+    grouped by suit order and each group goes through its order's permuted first layer and head
+    (:func:`_suit_weights`: no column gather of the rows, no (B, 493) index array); the hidden layers between
+    are one matrix product over all rows. The rows are returned in their input order. The sums run in
+    another order than the one-row :meth:`~smear_env.agents.checkpoint.NumpyPolicy.logits`, so outputs
+    differ from it in the last bits (the batched players recompute near-ties alone). Non-finite outputs
+    raise :class:`~smear_env.agents.checkpoint.CheckpointError` as ``pol.logits`` does."""
+    from ..observation import suit_orders
     from .checkpoint import check_finite_logits
 
     x = obs if obs.dtype == np.float32 else obs.astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, once, by value
-        groups = None
-        if pol.suit_canonical:
-            p = suit_orders(x)
-            order = np.argsort(p, kind="stable")
-            ps = p[order]
-            cuts = (np.flatnonzero(ps[1:] != ps[:-1]) + 1).tolist()
-            edges = [0, *cuts, ps.size]
-            groups = [(edges[i], edges[i + 1], int(ps[edges[i]])) for i in range(len(edges) - 1)]
-            xs = x[order]
-            xp = np.empty_like(xs)
+        if not pol.suit_canonical:
+            x = x * pol.scale
+            for w, b in pol.layers:
+                x = pol.act_fn(x @ w.T + b)
+            w, b = pol.head
+            logits = x @ w.T + b
+            check_finite_logits(logits, pol.where)
+            return logits
+        p = suit_orders(x)
+        order = np.argsort(p, kind="stable")
+        ps = p[order]
+        edges = [0, *(np.flatnonzero(ps[1:] != ps[:-1]) + 1).tolist(), ps.size]
+        groups = [(edges[i], edges[i + 1], int(ps[edges[i]])) for i in range(len(edges) - 1)]
+        xs = x[order] if len(groups) > 1 else x
+        logits = np.empty((x.shape[0], pol.head[0].shape[0]), dtype=np.float32)
+        if not pol.layers:  # no hidden layer: the head is the first layer
             for a, b, q in groups:
-                xp[a:b] = xs[a:b][:, SUIT_OBS_SOURCE[q]]
-            x = xp
-        x = x * pol.scale
-        for w, b in pol.layers:
-            x = pol.act_fn(x @ w.T + b)
-        w, b = pol.head
-        logits = x @ w.T + b
+                first, _, hb = _suit_weights(pol, q)
+                logits[a:b] = xs[a:b] @ first.T + hb
+        else:
+            b1 = pol.layers[0][1]
+            h = np.empty((x.shape[0], b1.shape[0]), dtype=np.float32)
+            for a, b, q in groups:
+                h[a:b] = xs[a:b] @ _suit_weights(pol, q)[0].T
+            h = pol.act_fn(h + b1)
+            for w, b in pol.layers[1:]:
+                h = pol.act_fn(h @ w.T + b)
+            for a, b, q in groups:
+                _, hw, hb = _suit_weights(pol, q)
+                logits[a:b] = h[a:b] @ hw.T + hb
     check_finite_logits(logits, pol.where)
-    if groups is None:
+    if len(groups) == 1:
         return logits
     out = np.empty_like(logits)
-    for a, b, q in groups:
-        out[order[a:b]] = logits[a:b][:, SUIT_ACTION_TARGET[q]]
+    out[order] = logits
     return out
 
 
