@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import sys
 import time
 from typing import Any
 
 import numpy as np
+
+from smear_env.evaluation.batched import one_blas_thread, worker_pool
 
 PHASE_NAMES = ("bid", "trump", "discard", "play")
 
@@ -52,7 +53,6 @@ def revalue(job: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
     from smear_env.agents.rollout import rollout_players, rollout_values
     from smear_env.config import SmearRules
-    from smear_env.evaluation.batched import one_blas_thread
     from smear_env.observation import decode_batch
 
     obs, mask, changed, kept, seeds, opt = job
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parts = np.array_split(np.arange(rows.size), args.workers)
     jobs = [(obs[p], mask[p], changed[p], kept[p], rows[p], opt) for p in parts]
     if args.workers > 1:
-        with mp.get_context("spawn").Pool(args.workers) as pool:
+        with worker_pool(args.workers) as pool:
             values = np.concatenate(pool.map(revalue, jobs))
     else:
         values = revalue(jobs[0])

@@ -470,3 +470,35 @@ def test_batched_heuristic_property_equals_heuristic_agent(options, seed, steps,
         want = [single.act({"observation": obs[i], "action_mask": mask[i]}) for i in range(lanes)]
         assert got.tolist() == want
         game.step(np.where(rng.random(lanes) < greedy_share, got, game.random_actions(rng)))
+
+
+@pytest.mark.parametrize("hidden, canonical", [([16, 8], True), ([], True), ([16], False)])
+def test_batch_forward_is_the_one_row_forward_pass(hidden: list[int], canonical: bool) -> None:
+    """batch_forward (suit permutations folded into per-order weights, rows grouped by suit order) gives
+    NumpyPolicy.logits' raw outputs for every row, in the input order, up to float32 rounding; on observations
+    of real positions, so that many suit orders share one batch."""
+    from smear_env.agents.batched import batch_forward
+    from smear_env.agents.checkpoint import NumpyPolicy
+    from smear_env.observation import suit_orders
+
+    rng = np.random.default_rng(4)
+    sizes = [OBS_SIZE, *hidden, NUM_ACTIONS]
+    weights = {"obs_scale": rng.uniform(0.5, 2.0, OBS_SIZE).astype(np.float32)}
+    for i in range(len(hidden)):
+        weights[f"pi_body.{2 * i}.weight"] = rng.normal(0, 0.2, (sizes[i + 1], sizes[i])).astype(np.float32)
+        weights[f"pi_body.{2 * i}.bias"] = rng.normal(0, 0.2, sizes[i + 1]).astype(np.float32)
+    weights["pi_head.weight"] = rng.normal(0, 0.2, (NUM_ACTIONS, sizes[-2])).astype(np.float32)
+    weights["pi_head.bias"] = rng.normal(0, 0.2, NUM_ACTIONS).astype(np.float32)
+    pol = NumpyPolicy(weights, {"hidden_sizes": hidden, "activation": "tanh", "suit_canonical": canonical},
+                      where="test")
+    vg = VectorGame(64, SmearRules(), seed=4)
+    obs = []
+    for _ in range(20):
+        obs.append(vg.observe())
+        vg.step(vg.random_actions(rng))
+    obs = np.concatenate(obs)
+    assert np.unique(suit_orders(obs)).size >= 8
+    want = pol.logits(obs, np.ones((len(obs), NUM_ACTIONS), bool))
+    got = batch_forward(pol, obs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(batch_forward(pol, obs[:1]), want[:1], rtol=1e-5, atol=1e-5)

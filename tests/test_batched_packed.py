@@ -200,3 +200,13 @@ def test_worker_blocks_split_only_when_each_block_fills_its_table():
         parts = eb.blocks(n, w)
         assert parts[0][0] == 0 and sum(k for _, k in parts) == n
         assert all(a + k == b for (a, k), (b, _) in zip(parts, parts[1:], strict=False))
+
+
+def test_worker_pool_workers_run_one_blas_thread():
+    """The training and benchmark pools (expert iteration, advantage values, imitation data) start their
+    workers with one BLAS thread each: more would spin against the other workers on the same cores."""
+    if not eb.blas_thread_counts():
+        pytest.skip("no OpenBLAS loaded in this process")
+    with eb.worker_pool(2) as pool:
+        got = [pool.apply(eb.blas_thread_counts) for _ in range(2)]
+    assert all(counts and set(counts) == {1} for counts in got)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from smear_env.cards import FULL_DECK, SUIT_MASKS
 from smear_env.config import SmearRules
 from smear_env.game import HAND_OVER, Game
-from smear_env.infoset import hidden_discard_count, sample_hidden, view_of
+from smear_env.infoset import hidden_discard_count, sample_hidden, sample_hidden_many, view_of
 
 
 def _check(game: Game, seat: int, deal, view) -> None:
@@ -54,6 +54,8 @@ def test_r22_r23_sampled_deals_are_consistent(seed, kitty, steps, seat):
     assert hidden_discard_count(view) == (len(g.discards) if g.bidder is not None and g.phase != 0 else 0)
     for _ in range(5):
         _check(g, seat, sample_hidden(view, rng), view)
+    for deal in sample_hidden_many(view, rng, 5):
+        _check(g, seat, deal, view)
     rel = view.relative()
     d = sample_hidden(rel, rng)
     assert d.hands[0] == g.hands[seat]
@@ -112,3 +114,95 @@ def test_sampling_is_seeded():
     view = view_of(g, 2)
     a = [sample_hidden(view, np.random.default_rng(9)) for _ in range(2)]
     assert a[0] == a[1]
+
+
+def _exact_frequencies(allocate, unknown: int, slots, valid: set, n: int) -> dict[tuple, int]:
+    seen: dict[tuple, int] = {}
+    for got in allocate(unknown, slots, n):
+        got = tuple(got)
+        assert got in valid
+        seen[got] = seen.get(got, 0) + 1
+    return seen
+
+
+def _valid_assignments(cards: list[int], slots) -> set:
+    from itertools import permutations
+
+    valid = set()
+    for p in permutations(cards):
+        a, pos = [], 0
+        for size, forbidden in slots:
+            bits = sum(1 << c for c in p[pos:pos + size])
+            pos += size
+            if any(forbidden >> s & 1 and bits & SUIT_MASKS[s] for s in range(4)):
+                break
+            a.append(bits)
+        else:
+            valid.add(tuple(a))
+    return valid
+
+
+@pytest.mark.parametrize("slots", [
+    [(2, 0b0001), (2, 0b0010), (2, 0)],  # the scalar sampler's case
+    [(1, 0b0001), (2, 0), (1, 0b0010), (2, 0)],  # two unconstrained slots share the free cards
+    [(3, 0), (3, 0)],  # no constraint at all
+])
+def test_the_many_sampler_is_uniform_over_consistent_assignments(slots) -> None:
+    """_allocate_many draws every consistent assignment equally often (each within 2.5 points of its
+    share), and nothing else; an impossible split is None, as for _allocate."""
+    from smear_env.infoset import _allocate_many
+
+    cards = [0, 1, 2, 8, 9, 10]
+    unknown = sum(1 << c for c in cards)
+    valid = _valid_assignments(cards, slots)
+    n = 12000
+    seen = _exact_frequencies(lambda u, s, k: _allocate_many(u, s, np.random.default_rng(5), k).tolist(),
+                              unknown, slots, valid, n)
+    assert set(seen) == valid
+    for c in seen.values():
+        assert abs(c / n - 1 / len(valid)) < 0.025
+    assert _allocate_many(unknown, [(4, 0b0001), (1, 0), (1, 0)], np.random.default_rng(0), 3) is None
+
+
+def test_the_many_sampler_matches_the_scalar_one_on_game_positions() -> None:
+    """On real views (cards played, voids, a bidder's hidden discards), the chance of each card being in
+    each place is the same for both samplers (2,000 deals each: within 5 points everywhere)."""
+    rules = SmearRules(kitty_size=3, target_score=1000)
+    checked = 0
+    for seed in range(40):
+        g = Game(rules, seed=seed)
+        rng = np.random.default_rng(seed)
+        for _ in range(int(rng.integers(10, 30))):
+            if g.phase == HAND_OVER:
+                break
+            la = g.legal_actions()
+            g.apply(la[int(rng.integers(len(la)))])
+        if g.phase == HAND_OVER or not any(g.voids) or len(g.discards) == 0:
+            continue
+        seat = (g.bidder + 1) % 4
+        view = view_of(g, seat)
+        n = 2000
+        a = np.zeros((6, 32))
+        b = np.zeros((6, 32))
+        for table, deals in ((a, [sample_hidden(view, rng) for _ in range(n)]),
+                             (b, sample_hidden_many(view, rng, n))):
+            for d in deals:
+                _check(g, seat, d, view)
+                for place, bits in enumerate((*d.hands, d.discards, d.stock)):
+                    table[place] += [(bits >> c) & 1 for c in range(32)]
+        assert np.abs(a - b).max() / n < 0.05
+        checked += 1
+        if checked == 3:
+            break
+    assert checked == 3
+
+
+def test_the_many_sampler_is_seeded_and_checks_n() -> None:
+    g = Game(SmearRules(), seed=1)
+    view = view_of(g, 2)
+    assert sample_hidden_many(view, np.random.default_rng(9), 4) == sample_hidden_many(
+        view, np.random.default_rng(9), 4)
+    assert sample_hidden_many(view, np.random.default_rng(9), 0) == []
+    for bad in (-1, 2.0, True):
+        with pytest.raises(ValueError, match="n must be an integer"):
+            sample_hidden_many(view, np.random.default_rng(9), bad)

@@ -187,3 +187,64 @@ def test_team_actions_asks_each_team_once_for_its_seats_rows_in_order() -> None:
     team, opp = _Recorder(0), _Recorder(0)
     assert team_actions(team, opp, obs[:2], mask[:2], np.array([1, 3])).tolist() == [0, 1]
     assert team.calls == [] and len(opp.calls) == 1
+
+
+class _Greedy(_Recorder):
+    """A recorder that says it does not draw: forced rows are not asked of it."""
+
+    draws = False
+
+
+def test_team_actions_skips_forced_rows_only_for_players_that_do_not_draw() -> None:
+    from smear_env.agents.rollout import team_actions
+
+    seats = np.array([0, 1, 2, 3])
+    obs = np.arange(4, dtype=np.float32)[:, None] * np.ones((1, 3), np.float32)
+    mask = np.zeros((4, 72), bool)
+    mask[:, 50:52] = True
+    mask[1, 51] = mask[2, 51] = False  # rows 1 and 2: one legal action, 50
+    team, opp = _Greedy(100), _Recorder(200)
+    got = team_actions(team, opp, obs, mask, seats)
+    np.testing.assert_array_equal(got, [100, 201, 50, 203])
+    np.testing.assert_array_equal(team.calls[0][0], [0])  # the forced row 2 was not asked
+    np.testing.assert_array_equal(opp.calls[0][0], [1, 3])  # a player that may draw is asked every row
+    team, opp = _Greedy(0), _Greedy(0)
+    assert team_actions(team, opp, obs[1:3], mask[1:3], seats[1:3]).tolist() == [50, 50]
+    assert team.calls == opp.calls == []
+
+
+def test_play_out_gives_the_same_values_when_it_moves_the_hands_still_going(monkeypatch) -> None:
+    """play_out moves the unfinished hands to a smaller engine once most are over; values, decision counts
+    and the winprob-style objective's lanes are exactly those of playing on in the full engine."""
+    import smear_env.agents.rollout as ro
+
+    rules = SmearRules()
+    h = make_batched_agent("heuristic", rules)
+    d = make_batched_agent("default", rules)
+    for a in (h, d):
+        for s in range(4):
+            a.start_game(s, s, rules, np.random.default_rng(0))
+    vg = VectorGame(N, rules, seed=3)
+    rng = np.random.default_rng(3)
+    moves = rng.integers(6, 26, size=N)  # positions at different points of their hands
+    for t in range(26):
+        go = np.flatnonzero((moves > t) & (vg.hand_number == 0))
+        if go.size:
+            vg.step(h.act_batch(vg.observe()[go], vg.legal_mask()[go], vg.to_act[go]), lanes=go)
+    lanes = np.repeat(np.arange(N), 8)
+    mask = vg.legal_mask()
+    first = np.array([int(rng.choice(np.flatnonzero(mask[i]))) for i in lanes])
+    seen: list[list[tuple[int, int]]] = []
+
+    def objective(engine: VectorGame, res, fin: np.ndarray) -> np.ndarray:
+        seen[-1].extend(zip(engine.scores[fin, 0].tolist(), engine.scores[fin, 1].tolist(), strict=True))
+        return res.reward_score[fin, 0] * 10.0 + engine.scores[fin, 0]
+
+    got = []
+    for limit in (10**9, 16):
+        monkeypatch.setattr(ro, "_COMPACT_MIN", limit)
+        seen.append([])
+        got.append(ro.play_out(vg, lanes, first, d, h, value=objective))
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    assert got[0][1] == got[1][1]
+    assert sorted(seen[0]) == sorted(seen[1])

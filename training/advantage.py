@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import sys
 import time
@@ -63,6 +62,7 @@ import numpy as np
 import torch
 
 from smear_env.config import SmearRules
+from smear_env.evaluation.batched import one_blas_thread, worker_pool
 from smear_env.observation import PHASE, SCORES
 
 from .checkpoint import save_policy, save_tensors
@@ -140,7 +140,6 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
 
 
 def _values_job(job: dict[str, Any]) -> str:
-    from smear_env.evaluation.batched import one_blas_thread
 
     torch.set_num_threads(1)
     with one_blas_thread():
@@ -441,7 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.workers == 1:
             _values_job(jobs[0])
         else:
-            with mp.get_context("spawn").Pool(args.workers) as pool:
+            with worker_pool(args.workers) as pool:
                 pool.map(_values_job, jobs)
         record["values"] = {"policy": init, "policy_sha256": file_sha256(init), "opponent": args.opponent,
                             "winprob": args.winprob,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import shutil
 import sys
 import time
@@ -35,6 +34,7 @@ from typing import Any
 import torch
 
 from smear_env.config import SmearRules
+from smear_env.evaluation.batched import one_blas_thread, worker_pool
 
 from .checkpoint import save_policy
 from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint, save_targets
@@ -55,7 +55,6 @@ def generate(spec: str, opponent: str, games: int, seed: int, out: str) -> dict[
     """Play ``games`` duplicate games (seed ``seed``) of the rollout agent ``spec`` against ``opponent``,
     write its decisions to ``out``; the match's figures."""
     from smear_env.agents.rollout import rollout_from_spec
-    from smear_env.evaluation.batched import one_blas_thread
 
     from .diagnostics import match_with_bids
 
@@ -125,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs = [(spec, args.opponent, args.games, args.seed + (rnd - 1) * args.workers + w,
                  str(targets_path(run, rnd, w))) for w in range(args.workers)]
         if args.workers > 1:
-            with mp.get_context("spawn").Pool(args.workers) as pool:
+            with worker_pool(args.workers) as pool:
                 matches = pool.map(_generate_star, jobs)
         else:
             matches = [_generate_star(jobs[0])]

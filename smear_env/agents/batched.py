@@ -187,11 +187,12 @@ def _suit_weights(pol: Any, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     cache = pol.__dict__.setdefault("_suit_weight_cache", {})
     got = cache.get(q)
     if got is None:
-        w1 = pol.layers[0][0] if pol.layers else pol.head[0]
+        w, b = pol.head
+        head = np.ascontiguousarray(w[SUIT_ACTION_TARGET[q]])
+        w1 = pol.layers[0][0] if pol.layers else head  # no hidden layer: the head reads the rows
         first = np.empty_like(w1)
         first[:, SUIT_OBS_SOURCE[q]] = w1 * pol.scale
-        w, b = pol.head
-        got = cache[q] = (first, np.ascontiguousarray(w[SUIT_ACTION_TARGET[q]]), b[SUIT_ACTION_TARGET[q]])
+        got = cache[q] = (first, head, b[SUIT_ACTION_TARGET[q]])
     return got
 
 

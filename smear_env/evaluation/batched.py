@@ -117,6 +117,22 @@ def one_blas_thread() -> Iterator[None]:
                 os.environ[k] = v
 
 
+def worker_pool(workers: int, **kwargs: Any) -> Any:
+    """A ``spawn`` multiprocessing pool of ``workers`` processes with one BLAS / OpenMP thread each
+    (:func:`one_blas_thread` while they start; ``kwargs`` go to ``Pool``): the processes are the
+    parallelism. A process's OpenBLAS takes its thread count when it loads, so a pool started without this
+    runs as many BLAS threads per worker as there are cores, spinning against the other workers (measured:
+    the advantage values against random took 352 s where one thread each took 58 s, on 2 cores)."""
+    with one_blas_thread():
+        return mp.get_context("spawn").Pool(workers, **kwargs)
+
+
+def blas_thread_counts() -> list[int]:
+    """The thread count of each OpenBLAS library loaded in this process (empty where none is found): what a
+    :func:`worker_pool` worker reports as ``[1]``."""
+    return [get() for get, _ in _openblas_controls()]
+
+
 def batchable(team: Any) -> bool:
     """Whether a team (an agent spec) can be played by the batched evaluator as a vectorised agent."""
     return isinstance(team, str) and can_vectorise(team)

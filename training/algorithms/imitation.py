@@ -10,7 +10,6 @@ so PPO starts from the teacher's level with a calibrated critic instead of from 
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +18,7 @@ import numpy as np
 import torch
 
 from smear_env.config import SmearRules
+from smear_env.evaluation.batched import worker_pool
 from smear_env.observation import observe
 from smear_env.table import Table, TableOptions, agent_action
 
@@ -155,7 +155,7 @@ def pretrain(policy: torch.nn.Module, teacher: str, rules: SmearRules, decisions
         jobs = [(teacher, rules.to_dict(), per[i], seed * 1000 + i, epsilon, 2000, score_scale)
                 for i in range(workers)]
         if workers > 1:
-            with mp.get_context("spawn").Pool(workers) as pool:
+            with worker_pool(workers) as pool:
                 parts = pool.map(_gen_star, jobs)
         else:
             parts = [_gen_star(jobs[0])]
