@@ -155,7 +155,7 @@ def play_out(worlds: VectorGame, world_lanes: np.ndarray, first: np.ndarray, tea
             small.copy_lanes(np.arange(live.size), vg, live)
             vg, ids, live = small, ids[live], np.arange(live.size)
         obs, mask = vg.observe(), vg.legal_mask()
-        seats = vg.to_act
+        seats = vg.to_act.copy()  # the players get their own array, as a row subset would be
         if live.size < vg.num_games:
             obs, mask, seats = obs[live], mask[live], seats[live]
         actions = team_actions(team, opponent, obs, mask, seats)
