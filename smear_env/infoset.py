@@ -198,6 +198,28 @@ def _splits(n: int, caps: tuple[int, ...], takes: tuple[int, ...]) -> tuple:
     return tuple(out)
 
 
+def _slot_plan(unknown: int, slots: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """The unconstrained and the constrained slot indices of :func:`_allocate`'s ``slots``, after checking
+    that the slot sizes add up to the unknown cards."""
+    if sum(size for size, _ in slots) != unknown.bit_count():
+        raise ValueError(
+            f"sampler: slot sizes {[s for s, _ in slots]} do not add up to the "
+            f"{unknown.bit_count()} unknown cards"
+        )
+    free = [i for i, (_, forb) in enumerate(slots) if not forb]
+    constrained = [i for i, (_, forb) in enumerate(slots) if forb]
+    return free, constrained
+
+
+def _split_weights(s: int, caps: tuple[int, ...], counts: tuple[int, ...], allow: tuple[int, ...]
+                   ) -> tuple[tuple, list[int]]:
+    """Suit ``s``'s splits over the slots with capacities ``caps`` left, and each one's weight: the number
+    of complete assignments that start with it (the exact draw of both samplers)."""
+    options = _distributions(counts[s], caps, allow, s)
+    return options, [w * _ways(s + 1, tuple(c - d for c, d in zip(caps, dist, strict=True)), counts, allow)
+                     for dist, w in options]
+
+
 def _allocate(unknown: int, slots: list[tuple[int, int]], rng: np.random.Generator) -> list[int] | None:
     """Deal the cards of ``unknown`` into ``slots`` = [(size, forbidden suit bits)], uniformly over all
     assignments that respect the forbidden suits; ``None`` when no assignment exists.
@@ -207,13 +229,7 @@ def _allocate(unknown: int, slots: list[tuple[int, int]], rng: np.random.Generat
     exact counts (``_ways``), then cards are shuffled within each suit and the merged slot is split
     uniformly.
     """
-    if sum(size for size, _ in slots) != unknown.bit_count():
-        raise ValueError(
-            f"sampler: slot sizes {[s for s, _ in slots]} do not add up to the "
-            f"{unknown.bit_count()} unknown cards"
-        )
-    free = [i for i, (_, forb) in enumerate(slots) if not forb]
-    constrained = [i for i, (_, forb) in enumerate(slots) if forb]
+    free, constrained = _slot_plan(unknown, slots)
     out = [0] * len(slots)
     if constrained:
         caps = tuple(slots[i][0] for i in constrained) + (sum(slots[i][0] for i in free),)
@@ -224,11 +240,7 @@ def _allocate(unknown: int, slots: list[tuple[int, int]], rng: np.random.Generat
             return None
         free_cards: list[int] = []
         for s in range(4):
-            options = _distributions(counts[s], caps, allow, s)
-            weights = []
-            for dist, w in options:
-                rest = tuple(c - d for c, d in zip(caps, dist, strict=True))
-                weights.append(w * _ways(s + 1, rest, counts, allow))
+            options, weights = _split_weights(s, caps, counts, allow)
             total = sum(weights)
             # exact integer draw (the counts can exceed float precision only far beyond 32 cards)
             r = int(rng.integers(total)) if total < (1 << 62) else int(rng.random() * total)
@@ -351,13 +363,7 @@ def _allocate_many(unknown: int, slots: list[tuple[int, int]], rng: np.random.Ge
     counts, grouped by the capacities left so that equal states share one table), then which cards (a
     uniform shuffle of the suit by random keys); the cards left for the unconstrained slots are split by an
     independent uniform shuffle."""
-    if sum(size for size, _ in slots) != unknown.bit_count():
-        raise ValueError(
-            f"sampler: slot sizes {[s for s, _ in slots]} do not add up to the "
-            f"{unknown.bit_count()} unknown cards"
-        )
-    free = [i for i, (_, forb) in enumerate(slots) if not forb]
-    constrained = [i for i, (_, forb) in enumerate(slots) if forb]
+    free, constrained = _slot_plan(unknown, slots)
     free_label = len(slots)
     label = np.full((n, 32), -1, dtype=np.int64)  # the slot of each card; free_label: an unconstrained one
     cards = np.array([c for c in range(32) if unknown >> c & 1], dtype=np.int64)
@@ -380,9 +386,7 @@ def _allocate_many(unknown: int, slots: list[tuple[int, int]], rng: np.random.Ge
             states, which = np.unique(caps, axis=0, return_inverse=True)
             which = which.reshape(-1)
             for g, state in enumerate(states.tolist()):
-                options = _distributions(counts[s], tuple(state), allow, s)
-                weights = [w * _ways(s + 1, tuple(c - d for c, d in zip(state, o, strict=True)), counts,
-                                     allow) for o, w in options]
+                options, weights = _split_weights(s, tuple(state), counts, allow)
                 members = np.flatnonzero(which == g)
                 total = sum(weights)
                 if total < (1 << 62):  # exact integer draws, as in _allocate

@@ -211,11 +211,7 @@ def batch_forward(pol: Any, obs: np.ndarray) -> np.ndarray:
     x = obs if obs.dtype == np.float32 else obs.astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, once, by value
         if not pol.suit_canonical:
-            x = x * pol.scale
-            for w, b in pol.layers:
-                x = pol.act_fn(x @ w.T + b)
-            w, b = pol.head
-            logits = x @ w.T + b
+            logits = pol.raw_forward(x)
             check_finite_logits(logits, pol.where)
             return logits
         p = suit_orders(x)

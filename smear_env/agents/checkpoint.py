@@ -361,6 +361,15 @@ class NumpyPolicy:
                 peak = max(peak, float(np.max(x, initial=0.0)))
         return peak if np.isfinite(peak) else float("inf")
 
+    def raw_forward(self, x: np.ndarray) -> np.ndarray:
+        """The network on float32 rows ``x`` already in its input column order: scale, hidden layers, head
+        (no suit permutation, no finiteness check; call it inside ``np.errstate`` as :meth:`logits` does)."""
+        x = x * self.scale
+        for w, b in self.layers:
+            x = self.act_fn(x @ w.T + b)
+        w, b = self.head
+        return x @ w.T + b
+
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked logits (float32 ``(n, 72)``; ``-inf`` on illegal actions) of observations ``(n, 493)``.
         A non-finite logit (an observation far outside the observation space, or weights that overflow)
@@ -372,11 +381,7 @@ class NumpyPolicy:
             if self.suit_canonical:  # the network sees the suits in canonical order (training.policy)
                 p = suit_orders(x)
                 x = np.take_along_axis(x, SUIT_OBS_SOURCE[p], axis=1)
-            x = x * self.scale
-            for w, b in self.layers:
-                x = self.act_fn(x @ w.T + b)
-            w, b = self.head
-            logits = x @ w.T + b
+            logits = self.raw_forward(x)
         check_finite_logits(logits, self.where)
         if p is not None:
             logits = np.take_along_axis(logits, SUIT_ACTION_TARGET[p], axis=1)
