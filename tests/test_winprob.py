@@ -84,3 +84,30 @@ def test_the_game_aware_search_values_are_chances(model_file: Path) -> None:
     agent.close()
     with pytest.raises(ValueError, match="winprob"):
         rollout_from_spec("rollout:base=heuristic,winprob=/nonexistent.safetensors", rules)
+
+
+def test_shards_split_the_games_and_the_rows_do_not_depend_on_the_workers() -> None:
+    """One share is collect() on the seed itself; several shares play their own derived seeds, and one process
+    or two give the same rows in the same order."""
+    rules = SmearRules()
+    assert train_wp.shard_games(7, 3) == [3, 2, 2] and sum(train_wp.shard_games(20000, 2)) == 20000
+    assert train_wp.shard_seeds(5, 1) == [5]
+    seeds = train_wp.shard_seeds(5, 3)
+    assert len(set(seeds)) == 3 and 6 not in seeds  # not seed + i: a neighbouring run's games
+    assert set(train_wp.shard_seeds(6, 2)).isdisjoint(train_wp.shard_seeds(5, 2))
+    one = train_wp.collect("heuristic", "heuristic", 12, 5, rules)
+    x1, y1 = train_wp.collect_shards("heuristic", "heuristic", 12, 5, rules)
+    assert np.array_equal(x1, one[0]) and np.array_equal(y1, one[1])
+    xa, ya = train_wp.collect_shards("heuristic", "heuristic", 12, 5, rules, shards=2, workers=1)
+    xb, yb = train_wp.collect_shards("heuristic", "heuristic", 12, 5, rules, shards=2, workers=2)
+    assert np.array_equal(xa, xb) and np.array_equal(ya, yb)
+    assert not (xa.shape == x1.shape and np.array_equal(xa, x1))  # other deals
+    assert int(((xa[:, 0] == 0) & (xa[:, 1] == 0)).sum()) >= 12
+    with pytest.raises(ValueError, match="shards and workers"):
+        train_wp.collect_shards("heuristic", "heuristic", 12, 5, rules, shards=0)
+
+
+def test_the_command_rejects_bad_shard_and_worker_counts(tmp_path: Path) -> None:
+    for flag in ("--shards", "--workers"):
+        with pytest.raises(SystemExit):
+            train_wp.main(["--games", "4", "--out", str(tmp_path / "wp.safetensors"), flag, "0"])

@@ -5,8 +5,14 @@ every hand start of a finished game (its scores and who deals) is a row, labelle
 that game (games cut off at ``max_hands`` are dropped). A small tanh MLP is fitted by logistic loss (full
 batch, Adam); the file records the held-out log-loss next to that of the constant (the overall win rate).
 
+``--shards S`` splits the games into S shares with seeds derived from ``--seed`` and the share's index
+(:func:`shard_seeds`; one share plays on ``--seed`` itself), and ``--workers W`` plays the shares in W
+processes: the rows, and so the model, depend on the seed and the shares, never on the workers.
+
     python -m training.winprob --team default --opponent heuristic --games 20000 --seed 93001 \\
         --out runs/winprob.safetensors
+    python -m training.winprob --team default --games 20000 --seed 93001 --shards 2 --workers 2 \\
+        --out runs/winprob2.safetensors
 """
 
 from __future__ import annotations
@@ -61,6 +67,43 @@ def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, 
     return np.array(xs, dtype=np.float32), np.array(ys, dtype=np.float32)
 
 
+def shard_seeds(seed: int, shards: int) -> list[int]:
+    """The deal seed of each of ``shards`` shares of the games: ``seed`` itself for one share, else one drawn
+    from ``SeedSequence((seed, i))`` for share ``i`` (not ``seed + i``, which would replay another run's
+    games where two runs' seeds are neighbours)."""
+    if shards == 1:
+        return [seed]
+    return [int(np.random.SeedSequence((seed, i)).generate_state(1)[0]) for i in range(shards)]
+
+
+def shard_games(games: int, shards: int) -> list[int]:
+    """How many of ``games`` each of ``shards`` shares plays (the first ``games % shards`` one more)."""
+    return [games // shards + (i < games % shards) for i in range(shards)]
+
+
+def _collect_star(args: tuple[str, str, int, int, SmearRules]) -> tuple[np.ndarray, np.ndarray]:
+    torch.set_num_threads(1)
+    return collect(*args)
+
+
+def collect_shards(team: str, opponent: str, games: int, seed: int, rules: SmearRules, shards: int = 1,
+                   workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`collect` over ``shards`` shares of the games (:func:`shard_seeds`, :func:`shard_games`), played
+    in ``workers`` processes; the rows in share order, the same for any ``workers``."""
+    if shards < 1 or workers < 1:
+        raise ValueError(f"shards and workers must be >= 1, not {shards} and {workers}")
+    plan = zip(shard_games(games, shards), shard_seeds(seed, shards), strict=True)
+    jobs = [(team, opponent, n, s, rules) for n, s in plan if n > 0]
+    if workers > 1 and len(jobs) > 1:
+        from smear_env.evaluation.batched import worker_pool
+
+        with worker_pool(min(workers, len(jobs))) as pool:
+            parts = pool.map(_collect_star, jobs)
+    else:
+        parts = [collect(*job) for job in jobs]
+    return np.concatenate([x for x, _ in parts]), np.concatenate([y for _, y in parts])
+
+
 def fit(x: np.ndarray, y: np.ndarray, hidden_sizes: Sequence[int], target: int, steps: int, seed: int,
         holdout: float = 0.1) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
     """Fit the MLP on rows ``x`` (raw scores), labels ``y``; its tensors and the held-out log-losses."""
@@ -107,17 +150,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--hidden", type=int, nargs="+", default=[32, 32])
     ap.add_argument("--steps", type=int, default=1500, help="full-batch Adam steps")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shards", type=int, default=1, help="shares of the games, each on its own deal seed "
+                    "(1: --seed itself); the model depends on this, not on --workers")
+    ap.add_argument("--workers", type=int, default=1, help="processes that play the shares")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     if args.games < 1 or args.steps < 1 or any(h < 1 for h in args.hidden):
         ap.error("--games, --steps and --hidden must be >= 1")
+    for key in ("shards", "workers"):
+        if getattr(args, key) < 1:
+            ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
     torch.set_num_threads(1)
     rules = SmearRules()
     t0 = time.monotonic()
-    x, y = collect(args.team, args.opponent, args.games, args.seed, rules)
+    x, y = collect_shards(args.team, args.opponent, args.games, args.seed, rules, args.shards, args.workers)
     tensors, res = fit(x, y, args.hidden, rules.target_score, args.steps, args.seed)
     record = {"team": args.team, "opponent": args.opponent, "games": args.games, "steps": args.steps,
-              "seed": args.seed, "command": " ".join(["python -m training.winprob", *(argv or sys.argv[1:])]),
+              "seed": args.seed, "shards": args.shards,
+              "command": " ".join(["python -m training.winprob", *(argv or sys.argv[1:])]),
               **res, "seconds": round(time.monotonic() - t0, 1)}
     meta = base_metadata(rules, {"hidden_sizes": list(args.hidden), "activation": "tanh"}, KIND, 0,
                          training=record)
