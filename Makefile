@@ -79,7 +79,7 @@ default-90: $(STAMP)
 	$(BIN)/python -m training.expert_iteration --init $(R90_STAGE1) --run-dir $(R90)/exit --rounds 4 --games 400 \
 		--workers 2 --seed 96601 --window 2
 	$(BIN)/python -m training.winprob --team $(R90_EXIT) --opponent heuristic --games 20000 --seed 93006 \
-		--out $(R90)/winprob.safetensors
+		--shards 2 --workers 2 --out $(R90)/winprob.safetensors
 	$(BIN)/python -m training.advantage --init $(R90_EXIT) --run-dir $(R90)/random --opponent random \
 		--winprob $(R90)/winprob.safetensors --positions 250000 --workers 2 --seed 96302 --steps values
 	$(BIN)/python -m training.advantage --init $(R90_EXIT) --run-dir $(R90)/adv --opponent heuristic \
