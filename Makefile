@@ -8,7 +8,7 @@
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
-#   make default-90  a default-style agent in about 68 minutes on 2 idle cores (the model card's "90-minute recipe")
+#   make default-90  a default-style agent in about 71 minutes on 2 idle cores (the model card's "90-minute recipe")
 #   make ladder  round robin of every agent, rated: docs/ladder.md (LADDER_ARGS="--scale 0.05": quick)
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
@@ -68,9 +68,9 @@ run: $(STAMP)
 # iteration (each: a rollout search's trump, discards and cards in 2 x 400 games against the heuristic, distilled
 # into the policy with the round before's targets), a win-probability model fitted on the student's games, and
 # one advantage correction fitted on positions against the heuristic and against random (no trust region: the
-# second opponent keeps it honest; applied only within the scores it was fitted on). About 68 minutes on 2 idle
-# cores, measured by steps (68.2% of 20,000 games vs heuristic on seed 70110, 67.9% on fresh seed 70121). The
-# agent is $(R90)/adv/final.safetensors.
+# second opponent keeps it honest; applied only within the scores it was fitted on). 70.7 minutes end to end on 2
+# idle cores (2026-12-06; 68.385% of 20,000 games vs heuristic on fresh seed 70124). Deterministic given its
+# seeds: stage 1 and the students come out bit for bit the same. The agent is $(R90)/adv/final.safetensors.
 R90 ?= runs/default-90
 R90_STAGE1 := $(R90)/stage1/checkpoints/latest.safetensors
 R90_EXIT := $(R90)/exit/final.safetensors
