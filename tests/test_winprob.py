@@ -14,6 +14,7 @@ from smear_env.agents.rollout import rollout_from_spec, rollout_players, rollout
 from smear_env.agents.shipped import shipped_path
 from smear_env.agents.winprob import WinProbability, load_winprob
 from smear_env.config import SmearRules
+from smear_env.evaluation.batched import even_shares
 from smear_env.observation import decode_batch
 from smear_env.vector import VectorGame
 from training import winprob as train_wp
@@ -90,7 +91,7 @@ def test_shards_split_the_games_and_the_rows_do_not_depend_on_the_workers() -> N
     """One share is collect() on the seed itself; several shares play their own derived seeds, and one process
     or two give the same rows in the same order."""
     rules = SmearRules()
-    assert train_wp.shard_games(7, 3) == [3, 2, 2] and sum(train_wp.shard_games(20000, 2)) == 20000
+    assert even_shares(7, 3) == [3, 2, 2] and sum(even_shares(20000, 2)) == 20000
     assert train_wp.shard_seeds(5, 1) == [5]
     seeds = train_wp.shard_seeds(5, 3)
     assert len(set(seeds)) == 3 and 6 not in seeds  # not seed + i: a neighbouring run's games

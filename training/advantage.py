@@ -62,7 +62,7 @@ import numpy as np
 import torch
 
 from smear_env.config import SmearRules
-from smear_env.evaluation.batched import one_blas_thread, worker_pool
+from smear_env.evaluation.batched import even_shares, one_blas_thread, worker_pool
 from smear_env.observation import PHASE, SCORES
 
 from .checkpoint import save_policy, save_tensors
@@ -432,8 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if "values" in args.steps:
         t0 = time.monotonic()
-        parts = [args.positions // args.workers + (i < args.positions % args.workers)
-                 for i in range(args.workers)]
+        parts = even_shares(args.positions, args.workers)
         jobs = [{"policy": init, "opponent": args.opponent, "positions": parts[i], "seed": args.seed + i,
                  "share": args.share, "winprob": args.winprob, "rules": rules.to_dict(),
                  "out": values_files[i], "first": i == 0} for i in range(args.workers)]

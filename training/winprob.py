@@ -76,11 +76,6 @@ def shard_seeds(seed: int, shards: int) -> list[int]:
     return [int(np.random.SeedSequence((seed, i)).generate_state(1)[0]) for i in range(shards)]
 
 
-def shard_games(games: int, shards: int) -> list[int]:
-    """How many of ``games`` each of ``shards`` shares plays (the first ``games % shards`` one more)."""
-    return [games // shards + (i < games % shards) for i in range(shards)]
-
-
 def _collect_star(args: tuple[str, str, int, int, SmearRules]) -> tuple[np.ndarray, np.ndarray]:
     torch.set_num_threads(1)
     return collect(*args)
@@ -88,15 +83,15 @@ def _collect_star(args: tuple[str, str, int, int, SmearRules]) -> tuple[np.ndarr
 
 def collect_shards(team: str, opponent: str, games: int, seed: int, rules: SmearRules, shards: int = 1,
                    workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`collect` over ``shards`` shares of the games (:func:`shard_seeds`, :func:`shard_games`), played
-    in ``workers`` processes; the rows in share order, the same for any ``workers``."""
+    """:func:`collect` over ``shards`` even shares of the games (seeds: :func:`shard_seeds`), played in
+    ``workers`` processes; the rows in share order, the same for any ``workers``."""
     if shards < 1 or workers < 1:
         raise ValueError(f"shards and workers must be >= 1, not {shards} and {workers}")
-    plan = zip(shard_games(games, shards), shard_seeds(seed, shards), strict=True)
+    from smear_env.evaluation.batched import even_shares, worker_pool
+
+    plan = zip(even_shares(games, shards), shard_seeds(seed, shards), strict=True)
     jobs = [(team, opponent, n, s, rules) for n, s in plan if n > 0]
     if workers > 1 and len(jobs) > 1:
-        from smear_env.evaluation.batched import worker_pool
-
         with worker_pool(min(workers, len(jobs))) as pool:
             parts = pool.map(_collect_star, jobs)
     else:

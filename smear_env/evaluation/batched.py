@@ -127,6 +127,12 @@ def worker_pool(workers: int, **kwargs: Any) -> Any:
         return mp.get_context("spawn").Pool(workers, **kwargs)
 
 
+def even_shares(total: int, parts: int) -> list[int]:
+    """``total`` split into ``parts`` shares as even as can be, the first ``total % parts`` one larger: the
+    work each pool worker (or each seeded share of a job) gets."""
+    return [total // parts + (i < total % parts) for i in range(parts)]
+
+
 def blas_thread_counts() -> list[int]:
     """The thread count of each OpenBLAS library loaded in this process (empty where none is found): what a
     :func:`worker_pool` worker reports as ``[1]``."""

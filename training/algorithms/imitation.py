@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from smear_env.config import SmearRules
-from smear_env.evaluation.batched import worker_pool
+from smear_env.evaluation.batched import even_shares, worker_pool
 from smear_env.observation import observe
 from smear_env.table import Table, TableOptions, agent_action
 
@@ -151,7 +151,7 @@ def pretrain(policy: torch.nn.Module, teacher: str, rules: SmearRules, decisions
     if batched:
         data = generate_batched(teacher, rules, decisions, seed, epsilon, score_scale)
     else:
-        per = [decisions // workers + (1 if i < decisions % workers else 0) for i in range(workers)]
+        per = even_shares(decisions, workers)
         jobs = [(teacher, rules.to_dict(), per[i], seed * 1000 + i, epsilon, 2000, score_scale)
                 for i in range(workers)]
         if workers > 1:
