@@ -112,3 +112,41 @@ def test_the_command_rejects_bad_shard_and_worker_counts(tmp_path: Path) -> None
     for flag in ("--shards", "--workers"):
         with pytest.raises(SystemExit):
             train_wp.main(["--games", "4", "--out", str(tmp_path / "wp.safetensors"), flag, "0"])
+
+
+def test_the_grouped_fit_is_the_mean_logistic_loss_over_the_rows() -> None:
+    """grouped() gives each distinct row its count and wins; the count-weighted loss on the share won equals
+    the mean loss over the rows at any parameters, and fit() on the grouped rows follows the same path as Adam
+    on every row (the same model up to float rounding; the held-out figure is on the rows held out)."""
+    import torch
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-3, 4, size=(400, 3)).astype(np.float32)
+    x[:, 2] = rng.integers(0, 2, size=400)
+    y = (rng.random(400) < 0.4 + 0.05 * x[:, 0]).astype(np.float32)
+    cells, won, count = train_wp.grouped(x, y)
+    assert len(cells) == len(np.unique(x, axis=0)) < 400 and count.sum() == 400 and won.sum() == y.sum()
+    i = np.flatnonzero((cells == x[7]).all(axis=1))[0]
+    assert count[i] == (x == x[7]).all(axis=1).sum() and won[i] == y[(x == x[7]).all(axis=1)].sum()
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    z = lambda a: torch.from_numpy(a @ np.array([0.3, -0.2, 0.5], dtype=np.float32) + 0.1)  # noqa: E731
+    rows = bce(z(x), torch.from_numpy(y))
+    grp = bce(z(cells), torch.from_numpy(won / count), weight=torch.from_numpy(count / 400), reduction="sum")
+    assert float(grp) == pytest.approx(float(rows), rel=1e-6)
+
+    tensors, rec = train_wp.fit(x, y, [4], 5, 300, seed=1)
+    assert rec["distinct_training_rows"] <= len(cells) and rec["rows"] == 400
+    # Adam on every row, the same split, initialisation and steps
+    torch.manual_seed(1)
+    perm = np.random.default_rng(1).permutation(400)
+    train = perm[40:]
+    xt = torch.from_numpy(x[train] / np.array([5, 5, 1], dtype=np.float32))
+    layers = [torch.nn.Linear(3, 4), torch.nn.Linear(4, 1)]
+    opt = torch.optim.Adam([p for m in layers for p in m.parameters()], lr=3e-3)
+    for _ in range(300):
+        loss = bce(layers[1](torch.tanh(layers[0](xt)))[:, 0], torch.from_numpy(y[train]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    for k, layer in enumerate(layers):
+        assert torch.allclose(tensors[f"winprob.{k}.weight"], layer.weight.detach(), atol=1e-4)
