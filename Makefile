@@ -8,7 +8,7 @@
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
-#   make default-90  a default-style agent in about 68 minutes on 2 idle cores (the model card's "90-minute recipe")
+#   make default-90  a default-style agent in about 66 minutes on 2 idle cores (the model card's "90-minute recipe")
 #   make ladder  round robin of every agent, rated: docs/ladder.md (LADDER_ARGS="--scale 0.05": quick)
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
@@ -68,9 +68,9 @@ run: $(STAMP)
 # iteration (each: a rollout search's trump, discards and cards in 2 x 400 games against the heuristic, distilled
 # into the policy with the round before's targets), a win-probability model fitted on the student's games, and
 # one advantage correction fitted on positions against the heuristic and against random (no trust region: the
-# second opponent keeps it honest; applied only within the scores it was fitted on). 70.7 minutes end to end on 2
-# idle cores (2026-12-06; 68.385% of 20,000 games vs heuristic on fresh seed 70124), with a win model that then
-# took 220 s and now 51 s (grouped fit, 6,000 steps; its agent 68.225% on fresh seed 70127). Deterministic given
+# second opponent keeps it honest; applied only within the scores it was fitted on). 66.3 minutes end to end on 2
+# idle cores (2026-12-06, 3,978 s; the win model 44 s since its grouped fit, 6,000 steps): 68.225% of 20,000
+# games vs heuristic on fresh seed 70127 (the 1,500-step model's run, 70.7 minutes: 68.385% on 70124). Deterministic given
 # its seeds: stage 1 and the students come out bit for bit the same. The agent is $(R90)/adv/final.safetensors.
 R90 ?= runs/default-90
 R90_STAGE1 := $(R90)/stage1/checkpoints/latest.safetensors
