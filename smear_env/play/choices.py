@@ -106,8 +106,31 @@ def _checkpoint_path(spec: str) -> str:
     return str(shipped_path(spec)) if spec in SHIPPED_AGENTS else spec
 
 
+RULE_LABELS: dict[str, tuple[str, dict[Any, str]]] = {
+    "target_score": ("points to win", {}),
+    "kitty_size": ("kitty cards for the bidder", {}),
+    "high_low": ("High and Low", {"ace_seven": "ace and 7 of trump",
+                                  "in_play": "highest and lowest trump played"}),
+    "game_point_tie": ("Game point on a tie", {"nobody": "nobody", "bidder": "the bidder's team"}),
+    "all_pass": ("when all four pass", {"redeal": "throw in and redeal",
+                                        "dealer_must_bid": "the dealer must bid"}),
+    "win_requires_bid": ("win only on your own bid", {True: "yes", False: "no"}),
+    "cap_defenders": ("defenders' score capped at the target", {True: "yes", False: "no"}),
+}
+"""Words a player reads for each rule option and its values (the setup form shows the same)."""
+
+
 def rule_words(key: str) -> str:
-    return key.replace("_", " ")
+    return RULE_LABELS[key][0] if key in RULE_LABELS else key.replace("_", " ")
+
+
+def value_words(key: str, value: Any) -> str:
+    """A rule option's value in words (``"in_play"`` -> ``"highest and lowest trump played"``)."""
+    words = RULE_LABELS.get(key, ("", {}))[1]
+    try:
+        return words.get(value, str(value))
+    except TypeError:  # an unhashable value from a file
+        return str(value)
 
 
 def why_not(spec: str, rules: SmearRules) -> str | None:
@@ -127,8 +150,9 @@ def why_not(spec: str, rules: SmearRules) -> str | None:
     if not diff:
         return None
     full = SmearRules.with_defaults(trained)
-    parts = ", ".join(f"{rule_words(k)} {want.get(k, 'unknown')} (trained: {full.get(k)})" for k in diff)
-    return f"{name} plays only the rules it was trained on; these rules differ: {parts}"
+    parts = "; ".join(f"{rule_words(k)}: {value_words(k, want[k]) if k in want else 'unknown'} "
+                      f"(it learned: {value_words(k, full.get(k))})" for k in diff)
+    return f"{name} plays only the rules it learned; these differ: {parts}"
 
 
 def agent_options(specs: Sequence[str], rules: SmearRules) -> list[AgentOption]:
@@ -169,5 +193,5 @@ def hint_specs(specs: Sequence[str], rules: SmearRules) -> tuple[list[str], list
     return out, notes
 
 
-__all__ = ["FALLBACK", "AgentOption", "agent_options", "default_agent", "display_name", "fallback",
-           "hint_specs", "shipped_name", "why_not"]
+__all__ = ["FALLBACK", "RULE_LABELS", "AgentOption", "agent_options", "default_agent", "display_name",
+           "fallback", "hint_specs", "shipped_name", "rule_words", "value_words", "why_not"]

@@ -126,8 +126,9 @@ def _trick_winner_of(game: Game, c: int) -> int | None:
 def point_details(game: Game) -> dict[str, Any] | None:
     """After a scored hand: for each point (high, low, jack, game) the team that won it (as the engine
     scored it), and the card and the seat that played it (jack: also the seat that won the trick); card
-    points per team. Public information (every card named was played). None before the hand ends or after
-    a thrown-in hand."""
+    points per team (the bidder's team's include its discards, R16: ``discard_points`` of them). Public
+    information (every card named was played; of the discards only their total counts). None before the
+    hand ends or after a thrown-in hand."""
     if game.phase not in (HAND_OVER, GAME_OVER) or game.hand_thrown_in or game.hand_result is None:
         return None
     r = game.hand_result
@@ -146,7 +147,10 @@ def point_details(game: Game) -> dict[str, Any] | None:
         if key == "jack" and c is not None:
             d["won_by"] = _trick_winner_of(game, c)
         out[key] = d
-    out["game"] = {"team": r["points"]["game"], "card_points": list(r["card_points"])}
+    bteam = (game.bidder or 0) & 1  # R16: the bidder's team's card points hold its discards (public: the
+    # announced total less the tricks' cards, never which cards)
+    out["game"] = {"team": r["points"]["game"], "card_points": list(r["card_points"]),
+                   "discard_points": int(r["card_points"][bteam]) - game_points(game.won[bteam])}
     return {
         "points": out,
         "bidder": game.bidder,
@@ -156,6 +160,40 @@ def point_details(game: Game) -> dict[str, Any] | None:
         "score_change": list(r["score_change"]),
         "scores": list(r["scores"]),
     }
+
+
+def rule_notes(game: Game) -> list[dict[str, Any]]:
+    """The rule options that bite now, in words a player reads where it happens: the dealer stuck with a bid
+    (R8 ``dealer_must_bid``), a team at the target that does not win because it did not make its own bid
+    (R19 ``win_requires_bid``), defenders' points not counted above the target (R20 ``cap_defenders``).
+    Each note is ``{"rule", "team", "text"}``; ``{team}`` in the text stands for the team (a page names it
+    from its own seat). Public information only."""
+    rules = game.rules
+    notes: list[dict[str, Any]] = []
+    if game.phase == BIDDING and game.to_act is not None and game.dealer_stuck():
+        notes.append({"rule": "R8", "team": None,
+                      "text": "The three others passed: the dealer may not pass and must bid at least 2 "
+                              "(rule: when all four pass, the dealer must bid)."})
+    r = game.hand_result if game.phase in (HAND_OVER, GAME_OVER) and not game.hand_thrown_in else None
+    if rules.cap_defenders and r is not None and game.bidder is not None:
+        d = 1 - (game.bidder & 1)
+        won = sum(1 for k in ("high", "low", "jack", "game") if r["points"][k] == d)
+        lost = won - int(r["score_change"][d])
+        if lost > 0:
+            notes.append({"rule": "R20", "team": d,
+                          "text": f"{{team}} defended: their score stops at the target "
+                                  f"({rules.target_score}), "
+                                  f"so {lost} of their {won} point(s) this hand did not count (rule: "
+                                  "defenders' score capped at the target)."})
+    if rules.win_requires_bid and game.phase != GAME_OVER:
+        for t in (0, 1):
+            if game.scores[t] >= rules.target_score:
+                notes.append({"rule": "R19", "team": t,
+                              "text": f"{{team}} reached {game.scores[t]} of {rules.target_score} but wins "
+                                      "only "
+                                      "in a hand it bids and makes (rule: win only on your own bid): play "
+                                      "goes on."})
+    return notes
 
 
 def table_summary(game: Game) -> dict[str, Any]:
@@ -177,5 +215,5 @@ def table_summary(game: Game) -> dict[str, Any]:
     }
 
 
-__all__ = ["card_text", "move_text", "point_details", "table_summary", "why_illegal"]
+__all__ = ["card_text", "move_text", "point_details", "rule_notes", "table_summary", "why_illegal"]
 

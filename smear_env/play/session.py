@@ -84,6 +84,8 @@ class Session:
         self.table.new_game(deal_rng)
         self.error: str | None = None
         """Set when an agent failed (a bot crashed, hung, answered garbage): the game is stopped."""
+        self.ended: str | None = None
+        """Set by :meth:`end` (the people at the table stopped the game): who ended it, in words."""
         for s, a in enumerate(self.agents):
             if a is not None and self.error is None:
                 try:
@@ -104,8 +106,10 @@ class Session:
 
     @property
     def over(self) -> bool:
-        """The game is over: won, truncated after ``max_hands`` hands (R21), or stopped by a failed agent."""
-        return self.game.phase == GAME_OVER or self.truncated or self.error is not None
+        """The game is over: won, truncated after ``max_hands`` hands (R21), ended by the people at the table
+        (:meth:`end`), or stopped by a failed agent."""
+        stopped = self.error is not None or self.ended is not None
+        return self.game.phase == GAME_OVER or self.truncated or stopped
 
     @property
     def hand_over(self) -> bool:
@@ -123,7 +127,8 @@ class Session:
 
     def record(self) -> dict[str, Any]:
         """The game as smear-record/1 (every card: give it to a person only once the game is over)."""
-        rec = self.game.to_record(players=self.names, truncated=self.truncated or self.error is not None)
+        stopped = self.error is not None or self.ended is not None
+        rec = self.game.to_record(players=self.names, truncated=self.truncated or stopped)
         rec["seed"] = self.seed
         return rec
 
@@ -189,6 +194,12 @@ class Session:
             raise IllegalActionError("the hand is still being played")
         self.table.next_episode()
         return self.advance()
+
+    def end(self, by: str) -> None:
+        """End the game now (the people at the table agreed to stop); ``by`` says who, in words. No effect
+        on a game that is already over."""
+        if not self.over:
+            self.ended = by
 
     def take_over(self, seat: int, agent: Agent, rng: np.random.Generator) -> list[Event]:
         """An agent takes the person's seat ``seat`` (the person left): it starts the game at that seat

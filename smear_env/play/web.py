@@ -22,8 +22,13 @@ is the log's length; pages poll ``GET .../{token}?since=seq`` to see the other s
 ``POST /api/games/{token}/actions``      ``{"action": <id or name>}``: the seat's move, then the agents'
 ``POST /api/games/{token}/next``         deal the next hand (after a hand is over)
 ``GET  /api/games/{token}/hint``         every legal move with the shipped agent's probability and its worth
-``POST /api/games/{token}/leave``        ``{"agent"}`` (optional): an agent takes this seat over
-``POST /api/games/{token}/resign``       end the game now (its record becomes available)
+``POST /api/games/{token}/leave``        ``{"agent"}`` (optional): an agent takes this seat over; the link
+                                         then only watches (as a spectator's does)
+``POST /api/games/{token}/resign``       ``{"agree"}`` (default true): ask to end the game; it ends (its
+                                         record becomes available) once every seated person asked
+``POST /api/games/{token}/name``         ``{"name"}``: the name this seat's person goes by
+``POST /api/games/{token}/chat``         ``{"text"}``: a message to the table (``?chat=N`` on a game
+                                         request returns the messages from number N)
 ``GET  /api/games/{token}/record``       smear-record/1, once the game is over
 ``GET  /api/games/{token}/replay``       the replay frames of the game, once it is over
 ``POST /api/replay``                     replay frames of an uploaded smear-record/1 file (``?index=k``,
@@ -59,7 +64,7 @@ from ..actions import action_name, parse_action
 from ..config import RuleOptionError, SmearRules
 from ..game import IllegalActionError
 from .choices import FALLBACK, agent_options, display_name, hint_specs, is_checkpoint, why_not
-from .explain import point_details, table_summary, why_illegal
+from .explain import point_details, rule_notes, table_summary, why_illegal
 from .session import DEFAULT_MAX_HANDS, Event, Session
 
 STATIC = Path(__file__).parent / "static"
@@ -70,6 +75,13 @@ MAX_JSON_DEPTH = 32
 MAX_REPLAY_HANDS = 60
 """Hands of a record turned into replay frames per request (``?hand_from=`` pages through the rest)."""
 MAX_HINTERS = 16
+MAX_NAME = 20
+"""Characters in a player's name at most."""
+MAX_CHAT_TEXT = 300
+MAX_CHAT_KEPT = 100
+"""Chat messages a game keeps (the oldest go first)."""
+CHAT_BURST = (5, 10.0)
+"""At most 5 chat messages per seat in 10 seconds (else 429)."""
 JSON_TYPES = ("application/json",)
 UPLOAD_TYPES = ("application/json", "text/plain", "application/x-ndjson", "application/jsonl",
                 "application/jsonlines", "application/octet-stream")
@@ -107,6 +119,16 @@ class Table:
         self.hand_no = session.game.hand_number
         self.hint_seed = secrets.randbits(64) if session.seed is None else session.seed
         self.closed = False
+        self.host: int = session.humans[0] if session.humans else 0
+        """The seat of the person who created the game (it received every seat's link)."""
+        self.named: dict[int, str] = {}
+        """Names the people chose for their seats."""
+        self.end_votes: set[int] = set()
+        """Seats of the people who asked to end the game: it ends once every seated person has."""
+        self.ended_by: list[int] | None = None
+        self.chat: list[dict[str, Any]] = []
+        self.chat_count = 0
+        self.chat_times: dict[int, list[float]] = {}
 
     def links(self) -> dict[str, Any]:
         """Relative links: one per human seat, and the spectator's."""
@@ -121,12 +143,17 @@ class Table:
             if e[3]:  # thrown in (R8): the same dealer deals again at once
                 self.hand_no += 1
 
-    def state(self, seat: int | None, since: int | None) -> dict[str, Any]:
-        """What ``seat`` (None: a spectator) may see now, with the log's events from ``since``."""
+    def state(self, seat: int | None, since: int | None, chat_from: int | None = None) -> dict[str, Any]:
+        """What ``seat`` (None: a spectator) may see now, with the log's events from ``since`` and the chat
+        messages from number ``chat_from`` (default: every message kept). A seat that left sees what a
+        spectator sees (``left_seat`` says which seat it was)."""
         s = self.session
         if s.over and not self.closed:
             self.close()  # bot processes end with the game
         game = s.game
+        left_seat = seat if seat is not None and seat in self.left else None
+        if left_seat is not None:
+            seat = None
         if since is None:
             since = len(self.log)
         events = []
@@ -135,12 +162,23 @@ class Table:
             pub["hand"] = hand + 1
             events.append(pub)
         view = s.view(seat) if seat is not None else spectator_view(s)
+        first = self.chat_count - len(self.chat)
         return {
             "seat": seat,
             "spectator": seat is None,
+            "left_seat": left_seat,
+            "host": self.host,
             "players": s.names,
+            "named": [self.named.get(x) for x in range(4)],
             "humans": list(s.humans),
             "left": list(self.left),
+            "end_votes": sorted(self.end_votes),
+            "ended_by": self.ended_by,
+            "ended": s.ended,
+            "chat": self.chat[max(0, (chat_from or 0) - first):],
+            "chat_count": self.chat_count,
+            "unplayable": self.unplayable(seat),
+            "rule_notes": rule_notes(game),
             "hand_number": game.hand_number + 1,
             "view": view,
             "events": events,
@@ -157,6 +195,38 @@ class Table:
     def close(self) -> None:
         self.closed = True
         self.session.close()
+
+    def unplayable(self, seat: int | None) -> dict[str, str]:
+        """For the seat to act in the play or the discard: each card of its hand it may not play (discard)
+        now, with the rule that says why (:func:`smear_env.play.explain.why_illegal`)."""
+        from ..actions import discard_action, play_action
+        from ..cards import CARD_NAMES, cards_of
+        from ..game import DISCARD, PLAY
+
+        s = self.session
+        game = s.game
+        if seat is None or s.to_act() != seat or game.phase not in (PLAY, DISCARD):
+            return {}
+        make = play_action if game.phase == PLAY else discard_action
+        legal = set(game.legal_actions())
+        out = {}
+        for c in cards_of(game.hands[seat]):
+            a = make(c)
+            if a not in legal:
+                out[CARD_NAMES[c]] = why_illegal(game, a) or "not a legal move now"
+        return out
+
+    def who(self, seat: int) -> str:
+        """A seat in words for every page: ``Alice (seat 1)``."""
+        return f"{self.named.get(seat) or self.session.names[seat]} (seat {seat + 1})"
+
+    def end_if_agreed(self) -> None:
+        """End the game once every seated person asked to (a person alone ends it at once)."""
+        s = self.session
+        if s.over or not self.end_votes or not set(s.humans) <= self.end_votes:
+            return
+        self.ended_by = sorted(self.end_votes)
+        s.end("the game was ended by " + " and ".join(self.who(x) for x in self.ended_by))
 
 
 def spectator_view(session: Session) -> dict[str, Any]:
@@ -276,7 +346,8 @@ class Server:
     def new_game(self, body: Any) -> tuple[str, Table]:
         if not isinstance(body, dict):
             raise ApiError(400, 'the body must be a JSON object like {"seat": 0, "opponents": "heuristic"}')
-        allowed = {"seat", "humans", "partner", "opponents", "left", "right", "agents", "rules", "seed"}
+        allowed = {"seat", "humans", "partner", "opponents", "left", "right", "agents", "rules", "seed",
+                   "names"}
         unknown = sorted(set(body) - allowed)
         if unknown:
             raise ApiError(400, f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
@@ -328,9 +399,20 @@ class Server:
             agents = [None if s is None else self.make_agent(s, rules) for s in specs]
         except (ValueError, FileNotFoundError) as e:  # a bot that cannot be built
             raise ApiError(400, scrub(str(e), self)) from None
-        names = ["human" if s is None else self.name_of(s) for s in specs]
+        names_in = body.get("names") or {}
+        if not isinstance(names_in, dict):
+            raise ApiError(400, 'names must be an object {"<seat>": "<name>"} for human seats')
+        chosen = {}
+        for k, v in names_in.items():
+            if k not in ("0", "1", "2", "3") or int(k) not in humans:
+                raise ApiError(400, f"names: {k!r} is not a human seat; human seats: "
+                                    f"{[str(h) for h in humans]}")
+            chosen[int(k)] = self.player_name(v)
+        names = [chosen.get(i, "human") if s is None else self.name_of(s) for i, s in enumerate(specs)]
         session = Session(agents, rules, seed=seed, max_hands=self.max_hands, names=names)
         table = Table(session, specs, notes)
+        table.host = seat
+        table.named.update(chosen)
         with self.lock:
             evict = self._evict_locked()
             self.tables[id(table)] = table
@@ -339,6 +421,19 @@ class Server:
         for t in evict:
             t.close()
         return table.tokens[seat], table
+
+    def player_name(self, value: Any) -> str:
+        """A name a person chose: 1 to ``MAX_NAME`` printable characters (spaces inside), not an agent's."""
+        import unicodedata
+
+        if not isinstance(value, str):
+            raise ApiError(400, f"a name must be a string of 1 to {MAX_NAME} characters, not {value!r}")
+        name = " ".join(value.split())
+        if not 1 <= len(name) <= MAX_NAME or any(unicodedata.category(ch)[0] == "C" for ch in name):
+            raise ApiError(400, f"a name must be 1 to {MAX_NAME} printable characters, not {value[:40]!r}")
+        if name in self.specs or name in (FALLBACK, "human"):
+            raise ApiError(400, f"{name!r} is an agent's name here; choose another name")
+        return name
 
     def _drop_locked(self, table: Table) -> None:
         self.tables.pop(id(table), None)
@@ -723,15 +818,32 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
             seat = server.links[token][1]
             return {"game_id": token, "links": table.links(), **table.state(seat, 0)}
 
+    def chat_of(request: Request) -> int | None:
+        text = request.query_params.get("chat")
+        if text is None:
+            return None
+        if not (text.isascii() and text.isdigit() and len(text) <= 12):
+            raise ApiError(400, f"chat must be a non-negative integer (a message number), not {text[:40]!r}")
+        return int(text)
+
     def get_game(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
+        chat_from = chat_of(request)
         with table.lock:
-            return table.state(seat, since_of(request, table))
+            return table.state(seat, since_of(request, table), chat_from)
 
     def human_seat(table: Table, seat: int | None) -> int:
+        """The seat of a link that may act: not a spectator's, not one whose person left (it only watches)."""
         if seat is None:
             raise ApiError(403, "this is a spectator link: it can watch, not play", legal_actions=[])
+        if seat in table.left:
+            raise ApiError(403, f"you left seat {seat + 1}: an agent plays it now and this link only watches",
+                           legal_actions=[])
         return seat
+
+    def game_over(table: Table) -> ApiError:
+        return ApiError(409, f"the game is over: {table.session.ended}" if table.session.ended
+                        else "the game is over", legal_actions=[])
 
     def act(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
@@ -741,7 +853,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
             before = len(table.log)
             s = table.session
             if s.over:
-                raise ApiError(409, "the game is over", legal_actions=[])
+                raise game_over(table)
             if s.hand_over:
                 raise ApiError(409, "the hand is over: POST .../next deals the next one", legal_actions=[])
             legal = s.game.legal_actions() if s.to_act() == seat else ()
@@ -760,6 +872,8 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
             seat = human_seat(table, seat)
             since = since_of(request, table)
             before = len(table.log)
+            if table.session.over:
+                raise game_over(table)
             try:
                 events = table.session.next_hand()
             except IllegalActionError as e:
@@ -786,27 +900,85 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         if not isinstance(body, dict) or set(body) - {"agent"}:
             raise ApiError(400, 'the body must be {} or {"agent": "<agent>"}')
         with table.lock:
+            if seat is not None and seat in table.left:
+                raise ApiError(409, f"seat {seat + 1} is already played by an agent: you left it")
             seat = human_seat(table, seat)
             s = table.session
             if seat not in s.humans:
                 raise ApiError(409, f"seat {seat} is already played by an agent")
+            if s.over:
+                raise game_over(table)
+            if len(s.humans) == 1:
+                raise ApiError(409, "you are the last person at this table: end the game instead")
             spec = server._spec("agent", body.get("agent"), s.rules, server.default_spec(s.rules))
             agent = server.make_agent(spec, s.rules)
+            since = since_of(request, table)
             before = len(table.log)
             rng = np.random.default_rng(None if s.seed is None else [s.seed, 7, seat])
-            table.record_events(s.take_over(seat, agent, rng))
             table.left.append(seat)
+            table.end_votes.discard(seat)
+            table.record_events(s.take_over(seat, agent, rng))
             s.names[seat] = server.name_of(spec)
-            return table.state(seat, before)
+            table.end_if_agreed()  # the people still seated may all have asked to end
+            return table.state(seat, before if since is None else since)
 
     def resign(request: Request, raw: bytes) -> Any:
+        """Ask to end the game (``{"agree": true}``, the default; ``false`` withdraws every request): it ends
+        once every seated person asked, so a person alone ends it at once."""
         table, seat = server.link(request.path_params["game_id"])
+        body = parse_json(raw)
+        agree = body.get("agree", True) if isinstance(body, dict) else None
+        if not isinstance(body, dict) or set(body) - {"agree"} or not isinstance(agree, bool):
+            raise ApiError(400, 'the body must be {}, {"agree": true} (end the game) or {"agree": false} '
+                                '(keep playing)')
         with table.lock:
-            human_seat(table, seat)
-            s = table.session
-            if not s.over:
-                s.error = "resigned: the game was ended by a player"
+            seat = human_seat(table, seat)
+            since = since_of(request, table)
+            if not table.session.over:
+                if body.get("agree", True):
+                    table.end_votes.add(seat)
+                    table.end_if_agreed()
+                else:
+                    table.end_votes.clear()
+            return table.state(seat, len(table.log) if since is None else since)
+
+    def set_name(request: Request, raw: bytes) -> Any:
+        """``{"name"}``: the name this seat's person goes by at the table (and in the game's record)."""
+        table, seat = server.link(request.path_params["game_id"])
+        body = parse_json(raw)
+        if not isinstance(body, dict) or set(body) != {"name"}:
+            raise ApiError(400, 'the body must be {"name": "<your name>"}')
+        name = server.player_name(body["name"])
+        with table.lock:
+            seat = human_seat(table, seat)
+            table.named[seat] = name
+            table.session.names[seat] = name
             return table.state(seat, len(table.log))
+
+    def chat(request: Request, raw: bytes) -> Any:
+        """``{"text"}``: a chat message from this seat's person to the table (bounded, rate-limited; pages
+        show it as text, never as markup)."""
+        table, seat = server.link(request.path_params["game_id"])
+        body = parse_json(raw)
+        if not isinstance(body, dict) or set(body) != {"text"} or not isinstance(body["text"], str):
+            raise ApiError(400, 'the body must be {"text": "<message>"}')
+        text = " ".join(body["text"].split())
+        if not 1 <= len(text) <= MAX_CHAT_TEXT:
+            raise ApiError(400, f"a message has 1 to {MAX_CHAT_TEXT} characters, not {len(text)}")
+        chat_from = chat_of(request)
+        with table.lock:
+            seat = human_seat(table, seat)
+            now = time.monotonic()
+            n, window = CHAT_BURST
+            times = [t for t in table.chat_times.get(seat, []) if now - t < window]
+            if len(times) >= n:
+                raise ApiError(429, f"slow down: at most {n} messages in {window:g} seconds")
+            table.chat_times[seat] = [*times, now]
+            table.chat.append({"n": table.chat_count, "seat": seat, "name": table.who(seat),
+                               "text": text})
+            table.chat_count += 1
+            del table.chat[:-MAX_CHAT_KEPT]
+            return table.state(seat, len(table.log), chat_from)
 
     def finished(table: Table) -> dict[str, Any]:
         with table.lock:
@@ -866,6 +1038,8 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         Route("/api/games/{game_id}/hint", handle(hint)),
         Route("/api/games/{game_id}/leave", handle(leave), methods=["POST"]),
         Route("/api/games/{game_id}/resign", handle(resign), methods=["POST"]),
+        Route("/api/games/{game_id}/name", handle(set_name), methods=["POST"]),
+        Route("/api/games/{game_id}/chat", handle(chat), methods=["POST"]),
         Route("/api/games/{game_id}/record", handle(record)),
         Route("/api/games/{game_id}/replay", handle(game_replay)),
         Route("/api/replay", handle(upload_replay, types=UPLOAD_TYPES), methods=["POST"]),
