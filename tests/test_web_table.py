@@ -149,7 +149,8 @@ def test_each_unplayable_card_comes_with_the_rule_that_forbids_it(client):
                 assert r.status_code == 422 and r.json()["why"] == why
         else:
             assert st["unplayable"] == {}
-        st = client.post(f"/api/games/{toks[0]}/actions", json={"action": v["legal_actions"][-1]["id"]}).json()
+        move = {"action": v["legal_actions"][-1]["id"]}
+        st = client.post(f"/api/games/{toks[0]}/actions", json=move).json()
     assert seen > 3
 
 
