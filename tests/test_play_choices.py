@@ -23,10 +23,10 @@ def test_a_checkpoint_recorded_before_an_option_existed_plays_that_options_defau
     del trained["cap_defenders"]  # recorded by a version that predates the option
     assert choices.why_not("old.safetensors", SmearRules()) is None
     why = choices.why_not("old.safetensors", SmearRules(cap_defenders=True))
-    assert why is not None and "defenders' score capped at the target: yes (it learned: no)" in why
+    assert why is not None and "defenders' score capped at the target: yes (trained on: no)" in why
 
 
 def test_a_checkpoint_with_a_rule_option_this_version_does_not_know_is_not_offered(trained):
     trained.update({**SmearRules().to_dict(), "future_option": "x"})
     why = choices.why_not("new.safetensors", SmearRules())
-    assert why is not None and "future option: unknown (it learned: x)" in why
+    assert why is not None and "future option: unknown (trained on: x)" in why

@@ -403,11 +403,11 @@ def test_non_default_rules_with_the_shipped_agent_offered_fall_back_and_hint_nev
     with TestClient(app) as c:
         opts = c.post("/api/agents", json={"rules": rules}).json()
         by = {a["id"]: a for a in opts["agents"]}
-        assert by["default"]["playable"] is False and "kitty cards for the bidder: 1 (it learned: 3)" in by["default"]["why"]
+        assert by["default"]["playable"] is False and "kitty cards for the bidder: 1 (trained on: 3)" in by["default"]["why"]
         assert by["heuristic"]["playable"] and opts["default"] == "heuristic"
         assert c.post("/api/agents", json={"rules": {}}).json()["default"] == "default"
         r = c.post("/api/games", json={"rules": rules, "partner": "default"})
-        assert r.status_code == 400 and "plays only the rules it learned" in r.json()["error"]
+        assert r.status_code == 400 and "plays only the rules it was trained on" in r.json()["error"]
         assert "/" not in r.json()["error"] and ".safetensors" not in r.json()["error"]
         s = c.post("/api/games", json={"rules": rules, "seed": 3}).json()
         assert s["players"] == ["human", "heuristic", "heuristic", "heuristic"] and s["notes"]

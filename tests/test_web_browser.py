@@ -172,7 +172,7 @@ def test_a_whole_game_with_target_11_and_kitty_1_against_heuristic_with_hints(se
     _wait(d, lambda d: d.execute_script("return document.querySelector('select[name=partner]').value")
           == "heuristic")
     if HAVE_SHIPPED:
-        _wait(d, lambda d: "kitty cards for the bidder: 1 (it learned: 3)" in d.find_element(By.ID, "agent-notes").text)
+        _wait(d, lambda d: "kitty cards for the bidder: 1 (trained on: 3)" in d.find_element(By.ID, "agent-notes").text)
         opt = d.execute_script("const o = document.querySelector("
                                "'select[name=partner] option[value=default]'); return [o.disabled, o.title];")
         assert opt[0] is True and "trained on" in opt[1]

@@ -151,8 +151,8 @@ def why_not(spec: str, rules: SmearRules) -> str | None:
         return None
     full = SmearRules.with_defaults(trained)
     parts = "; ".join(f"{rule_words(k)}: {value_words(k, want[k]) if k in want else 'unknown'} "
-                      f"(it learned: {value_words(k, full.get(k))})" for k in diff)
-    return f"{name} plays only the rules it learned; these differ: {parts}"
+                      f"(trained on: {value_words(k, full.get(k))})" for k in diff)
+    return f"{name} plays only the rules it was trained on; these differ: {parts}"
 
 
 def agent_options(specs: Sequence[str], rules: SmearRules) -> list[AgentOption]:
