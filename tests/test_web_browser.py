@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from smear_env.actions import action_name
 from smear_env.agents import make_agent
 from smear_env.config import SmearRules
 from smear_env.evaluation import play_game
@@ -133,7 +134,7 @@ def _visible(driver, css: str) -> bool:
 def _in_viewport(driver, element_id: str) -> bool:
     return driver.execute_script(
         "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
-        "return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;", element_id)
+        "return r.top >= -1 && r.bottom <= window.innerHeight + 1 && r.height > 0;", element_id)
 
 
 def _set_rule(d, name: str, value: str) -> None:
@@ -155,6 +156,97 @@ def _legal(d):
     return d.find_elements(By.CSS_SELECTOR, "#hand .card.legal, #moves button.move")
 
 
+def _state(d):
+    return d.execute_script("return state")
+
+
+def _keys(d, text: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    d.find_element(By.TAG_NAME, "body").send_keys(text)
+
+
+def _typed(card: str, ten_as_t: bool = False) -> str:
+    """What a person types for a card: ``10d`` (or ``td``), ``9c``, ``qh``."""
+    rank = card[0]
+    return ("t" if ten_as_t else "10") + card[1].lower() if rank == "T" else rank.lower() + card[1].lower()
+
+
+def _seat_actions(table, seat: int) -> list[str]:
+    return [action_name(a) for _, (actor, a, _, _) in table.log if actor == seat]
+
+
+def _act(d, table, seat: int, typed: bool, k: int) -> list[str]:
+    """One decision of ``seat`` on page ``d``, typed or clicked; returns the moves it should have made."""
+    from selenium.webdriver.common.by import By
+
+    st = _state(d)
+    v = st["view"]
+    names = [a["name"] for a in v["legal_actions"]]
+    phase = v["phase"]
+    if phase == "BIDDING":
+        bids = [n for n in names if n.startswith("bid")]
+        pick = bids[0] if bids and (k % 3 == 0 or "pass" not in names) else "pass"
+        if typed:
+            _keys(d, "p" if pick == "pass" else pick[-1])
+        else:
+            d.find_element(By.CSS_SELECTOR, f"#moves button.move[data-action='"
+                                            f"{v['legal_actions'][names.index(pick)]['id']}']").click()
+        return [pick]
+    if phase == "TRUMP":
+        pick = names[k % len(names)]
+        if typed:
+            _keys(d, pick[-1].lower())
+        else:
+            d.find_element(By.CSS_SELECTOR, f"#moves button.move[data-action='"
+                                            f"{v['legal_actions'][names.index(pick)]['id']}']").click()
+        return [pick]
+    if phase == "DISCARD":
+        need = v["kitty_size"] - len(v["discards"])
+        cards = [n.split()[1] for n in names]
+        cards.sort(key=lambda c: (c[0] != "7", c[0] != "T", c))  # 7s and tens first: "7h", "10d" typed
+        picks = cards[:need]
+        extra = cards[need] if len(cards) > need else None
+        if typed:
+            if extra:  # a card picked by mistake, taken back with Undo
+                _keys(d, _typed(extra))
+                _wait(d, lambda d: d.execute_script("return chosen.length") == 1)
+                d.find_element(By.ID, "discard-undo").click()
+                assert d.execute_script("return chosen.length") == 0
+            for c in picks:
+                _keys(d, _typed(c, ten_as_t=k % 2 == 1))
+            _wait(d, lambda d: d.execute_script("return chosen.length") == need)
+            assert "Discard" in d.find_element(By.ID, "discard-ok").text
+            _keys(d, "\ue007")  # Enter: the one confirm
+        else:
+            def click(card: str) -> None:
+                d.find_element(By.CSS_SELECTOR, f"#hand .card[data-card='{card}']").click()
+
+            if extra:  # a card clicked twice is taken back
+                click(extra)
+                assert d.execute_script("return chosen") == [extra]
+                click(extra)
+                assert d.execute_script("return chosen") == []
+            for c in picks:
+                assert not d.find_element(By.ID, "discard-ok").is_enabled()
+                click(c)
+            if extra:  # one too many: refused with a word, the picks kept
+                click(extra)
+                assert "take one back" in d.find_element(By.ID, "error").text
+                assert d.execute_script("return chosen") == picks
+            d.find_element(By.ID, "discard-ok").click()
+        return [f"discard {c}" for c in picks]
+    assert phase == "PLAY"
+    cards = [n.split()[1] for n in names]
+    tens = [c for c in cards if c[0] == "T"]
+    pick = tens[0] if tens else cards[k % len(cards)]
+    if typed:
+        _keys(d, _typed(pick, ten_as_t=k % 4 == 1))
+    else:
+        d.find_element(By.CSS_SELECTOR, f"#hand .card.legal[data-card='{pick}']").click()
+    return [f"play {pick}"]
+
+
 def test_a_whole_game_with_target_11_and_kitty_1_against_heuristic_with_hints(server, browser, shots):
     """Non-default rules: the form falls back from the shipped agent to heuristic and says why; every
     decision gets a hint table (one row per legal move, with a worth); moves by mouse and by keyboard; the
@@ -172,7 +264,8 @@ def test_a_whole_game_with_target_11_and_kitty_1_against_heuristic_with_hints(se
     _wait(d, lambda d: d.execute_script("return document.querySelector('select[name=partner]').value")
           == "heuristic")
     if HAVE_SHIPPED:
-        _wait(d, lambda d: "kitty cards for the bidder: 1 (trained on: 3)" in d.find_element(By.ID, "agent-notes").text)
+        _wait(d, lambda d: "kitty cards for the bidder: 1 (trained on: 3)"
+              in d.find_element(By.ID, "agent-notes").text)
         opt = d.execute_script("const o = document.querySelector("
                                "'select[name=partner] option[value=default]'); return [o.disabled, o.title];")
         assert opt[0] is True and "trained on" in opt[1]
@@ -213,7 +306,8 @@ def test_a_whole_game_with_target_11_and_kitty_1_against_heuristic_with_hints(se
             hint_shot = 1
         if not last_shot and view["phase"] == "PLAY" and len(view["hand"]) <= 4 and not view["trick"]:
             d.find_element(By.ID, "last-trick").click()
-            assert "last trick: won by" in d.find_element(By.ID, "trick-note").text
+            assert "Last trick:" in d.find_element(By.ID, "trick-note").text
+            assert "won by" in d.find_element(By.ID, "trick-note").text
             d.save_screenshot(str(shots / "web-last-trick.png"))
             d.find_element(By.ID, "last-trick").click()
             last_shot = 1
@@ -224,10 +318,7 @@ def test_a_whole_game_with_target_11_and_kitty_1_against_heuristic_with_hints(se
             assert len(d.find_elements(By.CSS_SELECTOR, "#log div")) >= lines - 1
             reloaded = 1
             continue
-        if decisions % 2:
-            d.find_element(By.TAG_NAME, "body").send_keys("1")  # the first numbered move, by keyboard
-        else:
-            _legal(d)[-1].click()
+        _act(d, table, 0, typed=decisions % 2 == 1, k=decisions)  # by keyboard (typed names) or mouse
         decisions += 1
         _wait(d, lambda d: _idle(d) and not _visible(d, "#hints"))
         assert not _visible(d, "#error"), d.find_element(By.ID, "error").text
@@ -244,7 +335,7 @@ def test_end_game_asks_first_and_then_removes_the_bid_buttons(server, browser, s
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    url, _ = server
+    url, app = server
     d = browser
     d.get(url + "/?speed=0")
     _wait(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "select[name=right] option")) >= 2)
@@ -253,17 +344,18 @@ def test_end_game_asks_first_and_then_removes_the_bid_buttons(server, browser, s
     d.find_element(By.NAME, "seed").send_keys("11")
     d.find_element(By.ID, "deal").click()
     _wait(d, lambda d: _visible(d, "#game") and _idle(d))
-    for _ in range(30):  # to a card play with a choice, for the hint screenshot
+    table = app.state.server.links[d.execute_script("return game.id")][0]
+    for k in range(30):  # to a card play with a choice, for the hint screenshot
         v = d.execute_script("return state.view")
         if v["phase"] == "PLAY" and len(v["legal_actions"]) >= 3 or not v["legal_actions"]:
             break
-        _legal(d)[0].click()
+        _act(d, table, 0, typed=False, k=k + 1)
         _wait(d, lambda d: _idle(d))
     if d.execute_script("return state.view.legal_actions.length"):
         d.find_element(By.ID, "hint").click()
         _wait(d, lambda d: _visible(d, "#hint-table"))
         if HAVE_SHIPPED:
-            assert "default plays it" in d.find_element(By.ID, "hint-table").text
+            assert "trained bot plays it" in d.find_element(By.ID, "hint-table").text
         d.save_screenshot(str(shots / "web-hint.png"))
     d.find_element(By.ID, "resign").click()
     assert _visible(d, "#confirm-end") and not d.find_elements(By.ID, "game-over")
@@ -318,9 +410,8 @@ def test_two_people_at_one_table_in_two_browsers_against_two_agents(server, brow
                     d.find_element(By.ID, "next").click()
                     acted = True
                     break
-                legal = _legal(d)
-                if legal and not d.find_elements(By.ID, "game-over"):
-                    legal[0].click()
+                if _legal(d) and not d.find_elements(By.ID, "game-over"):
+                    _act(d, table, seat, typed=False, k=moves[seat])
                     moves[seat] += 1
                     acted = True
                     break

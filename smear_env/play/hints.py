@@ -185,6 +185,24 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     return {}  # pragma: no cover - nobody acts in HAND_OVER / GAME_OVER
 
 
+def discard_partners(game: Game, seat: int) -> dict[int, list[str]]:
+    """For each legal discard of ``seat``: the other cards :func:`move_values` assumes go with it (the
+    heuristic's choice of the rest of the discards), by name; a discard's worth is that of the whole set."""
+    from ..agents.pimc import greedy_discards
+    from ..cards import CARD_NAMES
+
+    if game.phase != DISCARD or game.to_act != seat:
+        return {}
+    hand = game.hands[seat]
+    left = game.rules.kitty_size - len(game.discards)
+    out = {}
+    for a in game.legal_actions():
+        c = a - DISCARD_ACTION_BASE
+        rest = greedy_discards(hand & ~(1 << c), game.trump, left - 1) if left > 1 else 0
+        out[a] = [CARD_NAMES[x] for x in cards_of(rest)]
+    return out
+
+
 VALUE_NOTE = ("worth: the expected hand score for your team minus the opponents' after this move, averaged "
               "over deals consistent with what you know, solved with every card open (optimistic: a guide)")
 
@@ -218,6 +236,7 @@ class Hinter:
 
             {"agents": [{"agent", "id", "name"}],          # each hint agent's choice
              "moves": [{"id", "name", "p", "value", "chosen_by"}],   # every legal move, best first
+                                          # (a discard also: "with", the other cards valued with it)
              "probability_from": name or None, "value_note": str or None, "notes": [str]}
 
         ``p`` is None without a checkpoint hint agent, ``value`` None with ``values=False``."""
@@ -240,10 +259,12 @@ class Hinter:
                 prob_from = self.names[i] if probs is not None else None
         values = move_values(game, seat, np.random.default_rng(rng.integers(2**63)), self.value_scale) \
             if self.values else {}
+        partners = discard_partners(game, seat) if self.values else {}
         moves = [{"id": a, "name": action_name(a),
                   "p": None if probs is None else round(probs.get(a, 0.0), 4),
                   "value": None if a not in values else round(values[a], 2),
-                  "chosen_by": chosen.get(a, [])} for a in legal]
+                  "chosen_by": chosen.get(a, []), **({"with": partners[a]} if a in partners else {})}
+                 for a in legal]
         moves.sort(key=lambda m: (-(m["value"] if m["value"] is not None else -1e9),
                                   -(m["p"] if m["p"] is not None else 0.0), m["id"]))
         notes = list(self.notes)
@@ -253,4 +274,5 @@ class Hinter:
                 "value_note": VALUE_NOTE if self.values else None, "notes": notes}
 
 
-__all__ = ["Hinter", "VALUE_NOTE", "action_probabilities", "move_values", "probabilities_at"]
+__all__ = ["Hinter", "VALUE_NOTE", "action_probabilities", "discard_partners", "move_values",
+           "probabilities_at"]

@@ -22,6 +22,17 @@ function sortHand(cards, trump) {
   });
 }
 
+function trickCard(p, i, winner, animateFrom) {
+  // one card of a trick on the felt: the leader's card (the first played) and the winning card are marked
+  const el = cardEl(p.card);
+  const tags = [];
+  if (i === 0) { el.classList.add("lead"); tags.push("led"); }
+  if (winner !== null && winner !== undefined && p.seat === winner) { el.classList.add("win"); tags.push("won"); }
+  if (tags.length) el.insertAdjacentHTML("beforeend", `<span class="tag">${tags.join(" · ")}</span>`);
+  if (animateFrom) el.classList.add("from-" + animateFrom);
+  return el;
+}
+
 function cardText(c) { return (c[0] === "T" ? "10" : c[0]) + SUITS[c[1]]; }
 
 function moveText(name) {

@@ -94,8 +94,10 @@ function draw() {
   }
   for (const slot of document.querySelectorAll("#trick .slot")) slot.innerHTML = "";
   const plays = f.last_trick ? f.last_trick.plays : f.trick;
-  for (const p of plays) document.querySelector(`#trick .slot[data-rel="${rel(p.seat)}"]`).appendChild(cardEl(p.card));
-  $("trick-note").textContent = f.last_trick ? `won by ${who(f.last_trick.winner)}` : "";
+  const winner = f.last_trick ? f.last_trick.winner : null;
+  plays.forEach((p, k) => document.querySelector(`#trick .slot[data-rel="${rel(p.seat)}"]`).appendChild(trickCard(p, k, winner)));
+  $("trick-note").innerHTML = f.last_trick ? `led by ${who(f.last_trick.plays[0].seat)} · won by ${who(f.last_trick.winner)}`
+    : plays.length ? `led by ${who(plays[0].seat)}` : "";
   let text;
   if (f.actor === undefined) text = `Hand ${f.hand + 1}: ${who(f.dealer)} deals.`;
   else text = `${who(f.actor)}: ${moveText(f.action)}`;
@@ -108,7 +110,8 @@ function draw() {
   const he = f.hand_end, box = $("hand-end");
   if (he) {
     const row = (k) => `<tr><th>${k}</th><td>${team(he.points[k].team)}</td><td>${k === "game" ?
-      `card points ${TEAMS[0]} ${he.points.game.card_points[0]} · ${TEAMS[1]} ${he.points.game.card_points[1]}` :
+      `card points ${TEAMS[0]} ${he.points.game.card_points[0]} · ${TEAMS[1]} ${he.points.game.card_points[1]}` +
+      (he.points.game.discard_points ? ` (${team(he.bidder & 1)}'s include ${he.points.game.discard_points} in the bidder's discards)` : "") :
       pointText(he.points[k]).replace(/^ \(|\)$/g, "")}</td></tr>`;
     box.innerHTML = `<h3>Hand ${f.hand + 1} is over</h3><table class="points">${["high", "low", "jack", "game"].map(row).join("")}</table>` +
       `<p>${who(he.bidder)} bid ${he.contract}: ${he.made_contract ? '<span class="made">made</span>' : '<span class="set">went set</span>'}. ` +
