@@ -194,3 +194,42 @@ def test_a_capped_defender_hand_says_how_many_points_did_not_count():
         else:
             assert notes == []
     assert found >= 3
+
+
+def test_a_discard_hint_names_the_cards_valued_with_it(client):
+    """A discard's worth is that of the whole set (the card and the heuristic's rest): the hint says which."""
+    from smear_env.actions import DISCARD_ACTION_BASE
+    from smear_env.agents.pimc import greedy_discards
+    from smear_env.cards import CARD_NAMES, cards_of
+    from smear_env.play.hints import Hinter
+
+    rules = SmearRules(target_score=5)
+    for seed in range(60):
+        g = Game(rules, seed=seed, dealer=3)
+        g.apply(bid_action(2))
+        for _ in range(3):
+            g.apply(PASS_ACTION)
+        g.apply(g.legal_actions()[0])  # trump
+        if len(g.legal_actions()) >= 4:
+            break
+    h = Hinter(["heuristic"], rules, seed=0, value_scale=0.34).hint(g, g.to_act, np.random.default_rng(1))
+    hand = g.hands[g.to_act]
+    for m in h["moves"]:
+        c = m["id"] - DISCARD_ACTION_BASE
+        want = [CARD_NAMES[x] for x in cards_of(greedy_discards(hand & ~(1 << c), g.trump, 2))]
+        assert m["with"] == want and CARD_NAMES[c] not in m["with"] and len(m["with"]) == 2
+
+
+def test_the_how_to_play_page_holds_every_rule_and_is_linked_from_the_table(client):
+    import re
+    from pathlib import Path
+
+    page = client.get("/static/rules.html")
+    assert page.status_code == 200 and "How to play" in page.text
+    rules_md = (Path(__file__).resolve().parents[1] / "docs" / "RULES.md").read_text()
+    ids = re.findall(r"\*\*(R\d+) ([^*]+?)\.?\*\*", rules_md)
+    assert len(ids) >= 21
+    for rid, title in ids:
+        title = re.sub(r"`([^`]*)`", r"<code>\1</code>", title)
+        assert f"<strong>{rid} {title}" in page.text, (rid, title)
+    assert 'href="/static/rules.html"' in client.get("/").text

@@ -308,8 +308,9 @@ function render() {
   for (const el of document.querySelectorAll("#felt .seat")) {
     const s = (mySeat() + Number(el.dataset.rel)) % 4;
     const bid = v.bids[s] === null ? "" : v.bids[s] === "pass" ? "passed" : `bid ${v.bids[s]}`;
-    el.classList.toggle("turn", v.to_act === s);
-    el.innerHTML = `<div class="name">${seatName(s)}${v.to_act === s ? ' <span class="badge">to play</span>' : ""}</div>` +
+    const turn = v.to_act === s && !state.over;
+    el.classList.toggle("turn", turn);
+    el.innerHTML = `<div class="name">${seatName(s)}${turn ? ' <span class="badge">to play</span>' : ""}</div>` +
       `<div class="meta">${[s === v.dealer ? "dealer" : "", bid, v.bidder === s ? "bidder" : "",
         leader === s && v.phase === "PLAY" ? `<span class="led">${v.trick.length ? "led this trick" : "leads"}</span>` : ""].filter(Boolean).join(" · ")}</div>`;
     if (s !== game.seat) {
@@ -364,7 +365,7 @@ function render() {
   if (over || game.spectator) show($("confirm-end"), false);
   show($("leave"), !over && !game.spectator && state.humans.length > 1 && state.humans.includes(game.seat));
   show($("new-game"), over);
-  show($("hint"), !game.spectator); show($("show-links"), !!game.links && !over);
+  show($("hint"), !game.spectator); show($("show-links"), !!game.links && !over); show($("keys"), !game.spectator && !over);
   show($("chat-panel"), multi() && (!game.spectator || state.chat_count > 0));
   show($("chat-form"), !game.spectator && !over);
   if (state.hand_number > 1 && game.links && !game.linksFolded) { $("links").open = false; game.linksFolded = true; }
@@ -477,7 +478,7 @@ function endHtml(s) {
     if (k === "game") {
       const b = he.bidder & 1, d = p.discard_points;
       how = `card points ${teamName(me)} ${p.card_points[me]} · ${teamName(1 - me)} ${p.card_points[1 - me]}` +
-        (d ? ` <span class="small">(${teamName(b)}'s include ${d} in the bidder's discards: the felt counts tricks only)</span>` : "");
+        (d ? ` <span class="small">(${teamName(b)}: ${d} of them from the bidder's discards; the felt counts tricks only)</span>` : "");
     } else if (!p.card) how = "its card was not played";
     else how = `${cardHtml(p.card)} played by ${seatName(p.played_by)}` + (k === "jack" && p.won_by !== p.played_by ? `, won by ${seatName(p.won_by)}` : "");
     return `<tr><th>${cap(k)}</th><td>${p.team === null ? "nobody" : teamName(p.team)}</td><td>${how}</td></tr>`;

@@ -111,7 +111,7 @@ function draw() {
   if (he) {
     const row = (k) => `<tr><th>${k}</th><td>${team(he.points[k].team)}</td><td>${k === "game" ?
       `card points ${TEAMS[0]} ${he.points.game.card_points[0]} · ${TEAMS[1]} ${he.points.game.card_points[1]}` +
-      (he.points.game.discard_points ? ` (${team(he.bidder & 1)}'s include ${he.points.game.discard_points} in the bidder's discards)` : "") :
+      (he.points.game.discard_points ? ` (${team(he.bidder & 1)}: ${he.points.game.discard_points} of them from the bidder's discards)` : "") :
       pointText(he.points[k]).replace(/^ \(|\)$/g, "")}</td></tr>`;
     box.innerHTML = `<h3>Hand ${f.hand + 1} is over</h3><table class="points">${["high", "low", "jack", "game"].map(row).join("")}</table>` +
       `<p>${who(he.bidder)} bid ${he.contract}: ${he.made_contract ? '<span class="made">made</span>' : '<span class="set">went set</span>'}. ` +
