@@ -137,6 +137,9 @@ def test_a_whole_game_by_typed_card_names_and_by_clicks(server, drivers, shots):
             greyed += 1
         if why and not illegal_tried:
             card = next(iter(why))
+            d.find_element(By.CSS_SELECTOR, f"#hand .card.unplayable[data-card='{card}']").click()  # a tap
+            reason = why[card]
+            _wait(d, lambda d, reason=reason: reason in d.find_element(By.ID, "error").text)
             before = len(table.log)
             _keys(d, _typed(card))
             _wait(d, lambda d: _visible(d, "#error"))
@@ -161,7 +164,6 @@ def test_a_whole_game_by_typed_card_names_and_by_clicks(server, drivers, shots):
         typed_moves, clicked, illegal_tried, greyed, tens_typed)
     kinds = {a.split()[0] for a in _seat_actions(table, 0)}
     assert {"play", "discard", "trump"} <= kinds, kinds
-    d.save_screenshot(str(shots / "web-game-over.png"))
 
 
 def _fetch_status(d, path: str, body: dict) -> int:
@@ -239,7 +241,9 @@ def test_two_friends_and_a_spectator_in_three_windows(server, drivers, shots):
     assert not table.session.over
     # Bo leaves: his page watches; his old link can no longer end the game or deal
     _wait(b, lambda d: _idle(d))
-    b.find_element(By.ID, "leave").click()
+    b.find_element(By.ID, "leave").click()  # asks first
+    assert _visible(b, "#confirm-leave") and not b.execute_script("return game.spectator")
+    b.find_element(By.ID, "leave-yes").click()
     _wait(b, lambda d: d.execute_script("return game.spectator") and _idle(d))
     assert "You left seat 3" in b.find_element(By.ID, "notice").text
     assert not b.find_elements(By.CSS_SELECTOR, "#hand .card") and not _visible(b, "#resign")
@@ -310,6 +314,8 @@ def test_the_table_at_phone_and_desktop_sizes_has_no_overlap(server, drivers, sh
         for r, w in zip(rows, worth, strict=True):  # equal shown values are ties, and say so
             assert r[0].startswith("=") == (worth.count(w) > 1), rows
         assert any("★" in r[-1] for r in rows)  # the bots' choices are marked
+        lead = d.find_element(By.CSS_SELECTOR, "#trick .card.lead")  # the leader's card is marked
+        assert "led" in lead.text and lead.get_attribute("data-card") == _state(d)["view"]["trick"][0]["card"]
         felt = _boxes(d, "#felt .seat .name, #felt .seat .meta, #felt .seat .backs, #trick .card")
         assert len(felt) >= 8
         assert not _overlaps(felt), _overlaps(felt)
@@ -333,3 +339,18 @@ def test_the_table_at_phone_and_desktop_sizes_has_no_overlap(server, drivers, sh
             d.save_screenshot(str(shots / name))
     finally:
         d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_cards_move_onto_the_felt_unless_the_system_asks_for_reduced_motion(server, drivers):
+    url, app = server
+    (d,) = drivers(1)
+    anim = ("const c = document.querySelector('#trick .card.from-left, #trick .card.from-right, "
+            "#trick .card.from-top, #trick .card.from-bottom');"
+            "return c && getComputedStyle(c).animationName;")
+    for reduce, want in (("no-preference", {"from-left", "from-right", "from-top"}), ("reduce", {"none"})):
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                          {"features": [{"name": "prefers-reduced-motion", "value": reduce}]})
+        _deal(d, url, seed=21, rules={}, partner="heuristic")
+        d.execute_script("drawTrick([{seat: 1, card: 'AS'}, {seat: 2, card: 'KS'}], null, null, 2)")
+        assert d.execute_script(anim) in want, (reduce, d.execute_script(anim))
+    d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})

@@ -35,6 +35,12 @@ is the log's length; pages poll ``GET .../{token}?since=seq`` to see the other s
                                          ``?hand_from=h``: at most ``MAX_REPLAY_HANDS`` hands per request)
 =======================================  ====================================================================
 
+People at a table: the person who creates a game receives every seat's link and the spectator link (the
+host hands them out; a friend's privacy rests on the host's good faith). Ending a game needs every seated
+person: ``/resign`` from one asks the others, and the game ends once all seated people asked (a person
+alone ends it at once); every answer then says who ended it (``ended``). A seat whose person left is played
+by an agent and its link only watches: it can no longer move, deal, chat, name itself or end the game (403).
+
 Limits: request bodies are read as a stream and refused past ``MAX_UPLOAD`` bytes (413, also when
 chunked); JSON nested deeper than ``MAX_JSON_DEPTH`` is refused (400); a body must be
 ``application/json`` (the replay upload also takes ``text/plain`` and JSON lines), else 415; a game

@@ -92,7 +92,9 @@ async function setup() {
   };
   $("resign-no").onclick = () => { show($("confirm-end"), false); show($("resign"), true); };
   $("resign-yes").onclick = () => { show($("confirm-end"), false); send("POST", `/api/games/${game.id}/resign`, { agree: true }); };
-  $("leave").onclick = () => send("POST", `/api/games/${game.id}/leave`, {});
+  $("leave").onclick = () => { show($("confirm-leave"), true); show($("leave"), false); };
+  $("leave-no").onclick = () => { show($("confirm-leave"), false); render(); };
+  $("leave-yes").onclick = () => { show($("confirm-leave"), false); send("POST", `/api/games/${game.id}/leave`, {}); };
   $("show-links").onclick = () => { $("links").open = true; show($("links"), true); $("links").scrollIntoView({ block: "nearest" }); };
   $("new-game").onclick = () => { location.href = "/" + (params.has("speed") ? `?speed=${DELAY}` : ""); };
   $("join-ok").onclick = () => join($("join-name").value);
@@ -363,7 +365,9 @@ function render() {
   const over = state.over, handOver = v.phase === "HAND_OVER" && !over;
   show($("resign"), !over && !game.spectator && $("confirm-end").classList.contains("hidden"));
   if (over || game.spectator) show($("confirm-end"), false);
-  show($("leave"), !over && !game.spectator && state.humans.length > 1 && state.humans.includes(game.seat));
+  const canLeave = !over && !game.spectator && state.humans.length > 1 && state.humans.includes(game.seat);
+  if (!canLeave) show($("confirm-leave"), false);
+  show($("leave"), canLeave && $("confirm-leave").classList.contains("hidden"));
   show($("new-game"), over);
   show($("hint"), !game.spectator); show($("show-links"), !!game.links && !over); show($("keys"), !game.spectator && !over);
   show($("chat-panel"), multi() && (!game.spectator || state.chat_count > 0));
