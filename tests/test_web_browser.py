@@ -466,16 +466,20 @@ def test_step_through_a_recorded_game_in_the_replay_viewer(server, browser, shot
         d.find_element(By.ID, "next").click()
     assert "step 5 /" in d.find_element(By.ID, "counter").text
     body = d.find_element(By.TAG_NAME, "body")
-    saw_probs = False
+    saw_probs = saw_marks = False
     for k in range(6, min(n, 40) + 1):
         body.send_keys(Keys.ARROW_RIGHT)
         assert f"step {k} /" in d.find_element(By.ID, "counter").text
         if _visible(d, "#probs"):
             saw_probs = True
+        if _visible(d, "#trick .card.win"):  # a finished trick: its leader's and its winning card marked
+            assert _visible(d, "#trick .card.lead") and "won by" in d.find_element(By.ID, "trick-note").text
+            saw_marks = True
         if saw_probs and k >= 20:
             break
     if HAVE_SHIPPED:
         assert saw_probs, "the shipped agent's decisions show its action probabilities"
+    assert saw_marks
     rows = d.find_elements(By.CSS_SELECTOR, "#scores tr[data-hand]")
     assert len(rows) == len(rec["hands"])
     body.send_keys(Keys.PAGE_DOWN)

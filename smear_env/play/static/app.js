@@ -576,7 +576,7 @@ async function hint() {
     $("hints").innerHTML = `<h2>Hint</h2><table class="hint-table" id="hint-table"><tr><th>#</th><th>move</th>` +
       `<th title="${esc(h.value_note || "")}">worth</th>${pf ? `<th title="how often the ${esc(agentWords(pf))} makes this move">${esc(agentWords(pf))} plays it</th>` : ""}` +
       `<th>bots' pick</th></tr>${rows}</table>` +
-      `<p class="small" id="worth-line" title="${esc(h.value_note || "")}">Worth: the points your team is expected to gain minus the opponents' this hand after this move, if everyone played with the cards face up (a guide; = marks a tie).` +
+      `<p class="small" id="worth-line" title="${esc(h.value_note || "")}">Worth: your team's expected points minus the opponents' this hand after this move, as if all cards were face up (a guide; = is a tie).` +
       (discard ? " Each discard is valued together with the cards shown after it (the usual rest of the discards), so one card often changes nothing." : "") + "</p>" +
       h.notes.map((n) => `<p class="small note">${esc(n)}</p>`).join("");
     show($("hints"), true);
