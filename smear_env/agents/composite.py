@@ -10,7 +10,8 @@ card play and ``make_composite("heuristic", "scratch")`` the reverse: which half
 
 :func:`make_composite` builds one from two agent specs (anything
 :func:`~smear_env.agents.batched.make_batched_agent` accepts); :func:`parse_split_spec` reads the spec
-syntax ``split:bid=<spec>,play=<spec>`` (used by :mod:`training.diagnostics`; not in the agent registry).
+syntax ``split:bid=<spec>,play=<spec>``, an agent spec of :func:`~smear_env.agents.registry.make_agent`
+(``smear-eval 'split:bid=scratch,play=heuristic' heuristic``).
 """
 
 from __future__ import annotations
