@@ -119,3 +119,17 @@ def test_the_protocol_bot_serves_a_split_spec():
     serve_agent(SPLIT, io.StringIO("\n".join(lines) + "\n"), out)
     answer = json.loads(out.getvalue())
     assert answer["id"] == 7 and answer["action"] in game.legal_actions()
+
+
+def test_the_ladder_rates_search_specs_and_plays_them_the_smaller_count():
+    from smear_env.evaluation import ladder as L
+
+    players = L.split_players("heuristic,split:bid=heuristic,play=random,"
+                              "rollout:base=heuristic,samples=2,phases=play")
+    assert players == ["heuristic", "split:bid=heuristic,play=random",
+                       "rollout:base=heuristic,samples=2,phases=play"]
+    doc = L.run_ladder(players, games=4, slow_games=2, seed=1, n_boot=10, log=lambda _l: None)
+    games = {(m["a"], m["b"]): m["games"] for m in doc["matches"]}
+    assert games[("heuristic", "split:bid=heuristic,play=random")] == 4
+    assert games[("heuristic", "rollout:base=heuristic,samples=2,phases=play")] == 2
+    assert {r["player"] for r in doc["ratings"]} == set(players)
