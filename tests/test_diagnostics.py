@@ -54,8 +54,10 @@ def test_composite_sends_bid_and_trump_rows_to_one_agent_and_discard_and_play_ro
 def test_split_spec_parses_both_halves_and_rejects_bad_ones():
     assert parse_split_spec("split:bid=scratch,play=heuristic") == ("scratch", "heuristic")
     assert parse_split_spec("split:play=heuristic, bid=random") == ("random", "heuristic")
+    assert parse_split_spec("split:bid=pimc:samples=2,bid_samples=8,play=rollout:base=default,samples=4") == (
+        "pimc:samples=2,bid_samples=8", "rollout:base=default,samples=4")
     for bad in ("split:bid=scratch", "split:bid=a,bid=b", "split:bid=,play=x", "bid=a,play=b",
-                "split:bid=a,play=b,x=c"):
+                "split:x=c,bid=a,play=b", "split:bid=a,play=b,"):
         with pytest.raises(ValueError, match="bad composite spec"):
             parse_split_spec(bad)
     with pytest.raises(ValueError, match="unknown agent spec 'nope'"):

@@ -133,3 +133,12 @@ def test_the_ladder_rates_search_specs_and_plays_them_the_smaller_count():
     assert games[("heuristic", "split:bid=heuristic,play=random")] == 4
     assert games[("heuristic", "rollout:base=heuristic,samples=2,phases=play")] == 2
     assert {r["player"] for r in doc["ratings"]} == set(players)
+
+
+def test_a_split_half_may_be_a_search_with_options_of_its_own(capsys):
+    spec = "split:bid=rollout:base=heuristic,samples=2,phases=bid,play=heuristic"
+    agent = make_batched_agent(spec, SmearRules())
+    assert isinstance(agent.bid, RolloutAgent) and agent.bid.samples == 2 and agent.bid.phases == ("bid",)
+    assert can_vectorise(spec)
+    assert eval_main([spec, "heuristic", "--games", "2", "--seed", "5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["team_a"] == spec
