@@ -142,3 +142,13 @@ def test_a_split_half_may_be_a_search_with_options_of_its_own(capsys):
     assert can_vectorise(spec)
     assert eval_main([spec, "heuristic", "--games", "2", "--seed", "5", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["team_a"] == spec
+
+
+def test_the_web_table_says_a_search_of_default_plays_only_default_rules():
+    from smear_env.play.choices import why_not
+
+    assert why_not(ROLLOUT, SmearRules()) is None and why_not(SPLIT, SmearRules()) is None
+    short = SmearRules(target_score=3)
+    assert "plays only the rules it was trained on" in why_not(ROLLOUT, short)
+    assert why_not(SPLIT, short).startswith(f"{SPLIT}: default plays only")
+    assert why_not("rollout:base=heuristic,samples=2", short) is None
