@@ -57,11 +57,17 @@ install: $(STAMP)
 
 # The quickstart's budget is learner decisions (configs/quickstart.yaml), not seconds: every machine trains the
 # same agent, and these evaluations print the same figures everywhere (smear-eval --json: the same JSON but for
-# its "seconds").
+# its "seconds"). The evaluations go to results/quickstart.*.json, the files README.md quotes
+# (tests/test_figures.py), or into RUN_DIR for another run folder.
+RESULTS ?= $(if $(filter runs/quickstart,$(RUN_DIR)),results,$(RUN_DIR))
 run: $(STAMP)
 	$(BIN)/smear-train --config configs/quickstart.yaml --run-dir $(RUN_DIR) --overwrite
-	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors heuristic --games $(EVAL_GAMES)
-	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors random --games $(EVAL_GAMES)
+	@mkdir -p $(RESULTS)
+	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors heuristic --games $(EVAL_GAMES) --json \
+		> $(RESULTS)/quickstart.heuristic.json
+	$(BIN)/smear-eval $(RUN_DIR)/checkpoints/latest.safetensors random --games $(EVAL_GAMES) --json \
+		> $(RESULTS)/quickstart.random.json
+	$(BIN)/python tools/figures.py show $(RESULTS)/quickstart.heuristic.json $(RESULTS)/quickstart.random.json
 
 # The 90-minute recipe (checkpoints/README.md, "A 90-minute recipe"): stage 1 cut to 24M decisions
 # (configs/default.yaml, variant r90; the update overlapped with the rollout: 28 minutes), four rounds of expert

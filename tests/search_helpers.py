@@ -1,4 +1,4 @@
-"""Helpers of the search tests (rollout search, card-location inference)."""
+"""Helpers of the search tests (rollout search)."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def test_each_algorithm_has_its_own_config_class_with_only_its_keys():
     assert "epsilon" in keys["dmc"] and "epsilon" not in keys["ppo"] | keys["vector_ppo"]
     assert not {"gamma", "clip_range", "ent_coef", "target_kl", "norm_adv"} & keys["dmc"]
     assert {"target_kl", "norm_adv"}.isdisjoint(keys["rllib_ppo"])  # RLlib has no counterpart
-    added = {"oracle_critic", "value_warmup", "overlap"}
+    added = {"overlap"}
     assert keys["ppo"] == keys["vector_ppo"] - added == keys["maskable_ppo"]
     for name in ALGORITHMS:
         cls = config_class(name)
@@ -91,7 +91,7 @@ def test_each_algorithm_has_its_own_config_class_with_only_its_keys():
         assert cfg.algorithm == cls()
 
 
-ADDED_SINCE_THE_SPLIT = {"dmc": {"bid_epsilon"}, "vector_ppo": {"oracle_critic", "value_warmup", "overlap"}}
+ADDED_SINCE_THE_SPLIT = {"dmc": {"bid_epsilon"}, "vector_ppo": {"overlap"}}
 """Keys an algorithm gained after the flat section was split (no stored config of the old format has them)."""
 
 

@@ -54,8 +54,10 @@ def test_composite_sends_bid_and_trump_rows_to_one_agent_and_discard_and_play_ro
 def test_split_spec_parses_both_halves_and_rejects_bad_ones():
     assert parse_split_spec("split:bid=scratch,play=heuristic") == ("scratch", "heuristic")
     assert parse_split_spec("split:play=heuristic, bid=random") == ("random", "heuristic")
+    assert parse_split_spec("split:bid=pimc:samples=2,bid_samples=8,play=rollout:base=default,samples=4") == (
+        "pimc:samples=2,bid_samples=8", "rollout:base=default,samples=4")
     for bad in ("split:bid=scratch", "split:bid=a,bid=b", "split:bid=,play=x", "bid=a,play=b",
-                "split:bid=a,play=b,x=c"):
+                "split:x=c,bid=a,play=b", "split:bid=a,play=b,"):
         with pytest.raises(ValueError, match="bad composite spec"):
             parse_split_spec(bad)
     with pytest.raises(ValueError, match="unknown agent spec 'nope'"):
@@ -92,43 +94,3 @@ def test_heuristic_bidding_with_heuristic_play_is_the_heuristic():
     for key in ("win_rate_a", "margin_per_hand_a", "hands_played"):
         assert split["summary"][key] == plain["summary"][key]
     assert split["bids"]["split:bid=heuristic,play=heuristic"] == plain["bids"]["heuristic"]
-
-
-def test_ensemble_team_is_the_mean_log_probability_of_its_checkpoints():
-    """``ensemble:a+b``: logits are the mean of the members' log-softmax over the legal actions; an ensemble
-    of one checkpoint twice plays exactly as that checkpoint; bad specs are refused by name."""
-    from smear_env.agents.batched import make_batched_agent
-    from training.diagnostics import EnsemblePolicy, team
-
-    rules = SmearRules()
-    vg = VectorGame(64, rules, seed=5)
-    rng = np.random.default_rng(0)
-    pair = team("ensemble:default+scratch", rules)
-    twice = team("ensemble:default+default", rules)
-    single = make_batched_agent("default", rules)
-    d, s = single.policy, make_batched_agent("scratch", rules).policy
-    for slot in range(64):
-        for agent in (twice, single):
-            agent.start_game(slot, slot % 4, rules, np.random.default_rng(slot))
-    rows = 0
-    for _ in range(30):
-        obs, mask = vg.observe(), vg.legal_mask()
-        want = np.zeros(mask.shape)
-        for pol in (d, s):
-            lg = np.where(mask, pol.logits(obs, mask).astype(np.float64), -np.inf)
-            lg -= lg.max(axis=1, keepdims=True)
-            want += np.where(mask, lg - np.log(np.exp(lg).sum(axis=1, keepdims=True)), 0.0)
-        got = pair.policy.logits(obs, mask)
-        np.testing.assert_allclose(np.where(mask, got, 0), np.where(mask, want / 2, 0), atol=1e-5)
-        assert np.isneginf(got[~mask]).all()
-        slots = np.arange(64)
-        np.testing.assert_array_equal(twice.act_batch(obs, mask, slots), single.act_batch(obs, mask, slots))
-        rows += 64
-        vg.step(vg.random_actions(rng))
-    assert rows == 1920
-    with pytest.raises(ValueError, match="at least 2"):
-        EnsemblePolicy([d])
-    with pytest.raises(ValueError, match="no empty part"):
-        team("ensemble:default++scratch", rules)
-    with pytest.raises(ValueError, match="'heuristic' is not a checkpoint"):
-        team("ensemble:default+heuristic", rules)

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from smear_env.agents.checkpoint import CheckpointError
-from smear_env.agents.inference import load_inference
 from smear_env.agents.rollout import rollout_from_spec, rollout_players, rollout_values
 from smear_env.agents.shipped import shipped_path
 from smear_env.agents.winprob import WinProbability, load_winprob
@@ -47,8 +46,6 @@ def test_the_model_file_loads_and_gives_probabilities(model_file: Path) -> None:
         load_winprob(model_file, SmearRules(target_score=21))
     with pytest.raises(CheckpointError, match="not a win-probability model"):
         load_winprob(shipped_path("default"))
-    with pytest.raises(CheckpointError, match="not a card-location inference model"):
-        load_inference(model_file)
 
 
 def test_a_hand_that_ends_the_game_is_worth_its_result_else_the_models_chance() -> None:

@@ -16,6 +16,10 @@ batched agent:
   exactly :class:`~smear_env.agents.heuristic.HeuristicAgent`'s choices);
 * a checkpoint file or shipped name (``default``) -- :class:`BatchedCheckpointAgent` (one forward pass for
   all rows; :meth:`BatchedCheckpointAgent.from_weights` seats in-memory weights, e.g. a training snapshot);
+* ``rollout:...`` -- the rollout search (:func:`~smear_env.agents.rollout.rollout_from_spec`), and
+  ``split:bid=<spec>,play=<spec>`` -- one agent bids and names trump, another discards and plays
+  (:func:`~smear_env.agents.composite.composite_from_spec`): batched agents by nature, which
+  :func:`~smear_env.agents.registry.make_agent` seats per seat through :class:`OneSeatAgent`;
 * anything else (``pimc``, ``pimc:...``, ``cmd:...``) -- :class:`PerSlotAgent`, one per-seat agent per slot
   called row by row (``vectorised = False``).
 
@@ -49,6 +53,7 @@ __all__ = [
     "BatchedAgent",
     "BatchedCheckpointAgent",
     "BatchedRandomAgent",
+    "OneSeatAgent",
     "PerSlotAgent",
     "can_vectorise",
     "check_batch",
@@ -450,9 +455,38 @@ class PerSlotAgent:
             raise errors[0]
 
 
+class OneSeatAgent:
+    """A batched agent as a per-seat :class:`~smear_env.agents.base.Agent`: it sits in one slot (0) and is
+    asked one row a call, so its actions are the batched agent's for that slot after the same calls (the same
+    generator draws). How :func:`~smear_env.agents.registry.make_agent` gives the search specs
+    (``rollout:``, ``split:``) to ``smear-serve``, the web table and the reference evaluator."""
+
+    def __init__(self, batched: BatchedAgent, name: str | None = None) -> None:
+        if not callable(getattr(batched, "act_batch", None)):
+            raise TypeError(f"OneSeatAgent needs a batched agent (act_batch), not {type(batched).__name__}")
+        self.batched = batched
+        self.name = batched.name if name is None else name
+
+    def start_game(self, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
+        self.batched.start_game(0, seat, rules, rng)
+
+    def act(self, observation: dict[str, Any]) -> int:
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+        mask = np.asarray(observation["action_mask"]) != 0
+        return int(self.batched.act_batch(obs, mask[None], np.zeros(1, dtype=np.int64))[0])
+
+    def close(self) -> None:
+        self.batched.close()
+
+
+SEARCH_PREFIXES = ("rollout:", "split:")
+"""Specs whose agent is batched by nature (:func:`make_batched_agent` builds it directly)."""
+
+
 # ----------------------------------------------------------------------------------------------- registry
 def _kind(spec: str) -> str:
-    """``"random"``, ``"heuristic"``, ``"checkpoint"`` or ``"per_slot"`` for a spec, resolved in the order of
+    """``"random"``, ``"heuristic"``, ``"checkpoint"``, ``"search"`` (a :data:`SEARCH_PREFIXES` spec) or
+    ``"per_slot"`` for a spec, resolved in the order of
     :func:`~smear_env.agents.registry.make_agent` (not validated: a bad spec is ``"per_slot"``, and
     :func:`make_batched_agent` then raises what ``make_agent`` raises)."""
     from .registry import is_checkpoint_spec
@@ -462,6 +496,8 @@ def _kind(spec: str) -> str:
     base, _, opts = text.partition(":")
     if text.startswith(("cmd:", "cmd[")):
         return "per_slot"
+    if text.startswith(SEARCH_PREFIXES):
+        return "search"
     if base in ("random", "heuristic") and not opts:
         return base
     if base == "pimc":
@@ -475,11 +511,19 @@ def _kind(spec: str) -> str:
 
 def can_vectorise(spec: str) -> bool:
     """Whether :func:`make_batched_agent` ``(spec)`` gives a vectorised agent (no per-row Python agent loop):
-    ``random``, ``heuristic``, a shipped agent's name or a checkpoint file. ``pimc``/``cmd:`` specs (and
-    specs that are not valid at all) give False."""
+    ``random``, ``heuristic``, a shipped agent's name, a checkpoint file, a ``rollout:`` search, a ``split:``
+    of two such specs. ``pimc``/``cmd:`` specs (and specs that are not valid at all) give False."""
     if not isinstance(spec, str):
         return False
-    return _kind(spec) != "per_slot"
+    text = spec.strip()
+    if text.startswith("split:"):
+        from .composite import parse_split_spec
+
+        try:
+            return all(can_vectorise(half) for half in parse_split_spec(text))
+        except ValueError:
+            return False
+    return _kind(text) != "per_slot"
 
 
 def make_batched_agent(spec: str, rules: SmearRules | None = None) -> BatchedAgent:
@@ -508,5 +552,13 @@ def make_batched_agent(spec: str, rules: SmearRules | None = None) -> BatchedAge
             make_agent(text, rules)  # raises FileNotFoundError naming the spec
             raise AssertionError("unreachable")  # pragma: no cover
         return BatchedCheckpointAgent.from_checkpoint(path, rules, name=text)
+    if kind == "search":
+        if text.startswith("rollout:"):
+            from .rollout import rollout_from_spec
+
+            return rollout_from_spec(text, rules)
+        from .composite import composite_from_spec
+
+        return composite_from_spec(text, rules)
     probe = make_agent(text, rules)  # validates the spec (options, program name) before any slot starts
     return PerSlotAgent(lambda: make_agent(text, rules), name=text, spare=probe)

@@ -210,7 +210,7 @@ def prefixed(tensors: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarra
 def mlp_layers(weights: dict[str, np.ndarray], prefix: str, network: dict[str, Any], inputs: int,
                outputs: int, where: str, dtype: Any = np.float32) -> list[tuple[np.ndarray, np.ndarray]]:
     """The (weight, bias) pairs ``<prefix>.<i>.weight`` / ``.bias`` of an MLP from ``inputs`` through
-    ``network["hidden_sizes"]`` to ``outputs`` (the models of a search: inference, win probability); a
+    ``network["hidden_sizes"]`` to ``outputs`` (the models of a search: win probability); a
     missing or misshapen tensor or a bad ``hidden_sizes`` is a ``ValueError`` naming ``where``."""
     sizes = network.get("hidden_sizes")
     if not isinstance(sizes, list) or not all(type(s) is int and s > 0 for s in sizes):

@@ -10,7 +10,8 @@ card play and ``make_composite("heuristic", "scratch")`` the reverse: which half
 
 :func:`make_composite` builds one from two agent specs (anything
 :func:`~smear_env.agents.batched.make_batched_agent` accepts); :func:`parse_split_spec` reads the spec
-syntax ``split:bid=<spec>,play=<spec>`` (used by :mod:`training.diagnostics`; not in the agent registry).
+syntax ``split:bid=<spec>,play=<spec>``, an agent spec of :func:`~smear_env.agents.registry.make_agent`
+(``smear-eval 'split:bid=scratch,play=heuristic' heuristic``).
 """
 
 from __future__ import annotations
@@ -101,17 +102,23 @@ def make_composite(bid_spec: str, play_spec: str, rules: SmearRules | None = Non
 
 def parse_split_spec(spec: str) -> tuple[str, str]:
     """``(bid_spec, play_spec)`` of ``split:bid=<spec>,play=<spec>`` (both keys, once each, in any order);
-    a ``ValueError`` naming the spec and the expected form otherwise."""
+    a ``ValueError`` naming the spec and the expected form otherwise. A comma-separated piece whose key is
+    not ``bid`` or ``play`` continues the half before it, so a half may have options of its own
+    (``split:bid=pimc:samples=2,bid_samples=8,play=heuristic``)."""
     form = "split:bid=<agent spec>,play=<agent spec>"
     if not isinstance(spec, str) or not spec.startswith(SPLIT_PREFIX):
         raise ValueError(f"bad composite spec {spec!r}: expected {form}")
     parts: dict[str, str] = {}
+    last = None
     for item in spec[len(SPLIT_PREFIX):].split(","):
         key, eq, value = item.partition("=")
         key, value = key.strip(), value.strip()
+        if key not in ("bid", "play") and last is not None and item.strip():
+            parts[last] += "," + item.strip()  # an option of the half before
+            continue
         if not eq or key not in ("bid", "play") or not value or key in parts:
             raise ValueError(f"bad composite spec {spec!r}: expected {form} (each key once, non-empty)")
-        parts[key] = value
+        parts[key], last = value, key
     if set(parts) != {"bid", "play"}:
         raise ValueError(f"bad composite spec {spec!r}: expected {form} (both bid= and play=)")
     return parts["bid"], parts["play"]

@@ -49,9 +49,9 @@ Determinism: all randomness comes from the generator given to :meth:`PimcAgent.s
 (``budget_ms=None``) every search uses exactly its sample count, so the same seed gives the same games on
 any machine. ``budget_ms`` (e.g. ``pimc:budget_ms=40``) is an explicit, **non-deterministic** option: card
 play then stops sampling once the decision has used that much wall time (after at least ``min_samples``),
-so its results depend on machine speed and load. (The default used to be ``budget_ms=40``, which on a
-loaded 2-core machine averaged 5.3 of the 6 card-play samples and on an idle one nearly all 6: today's
-deterministic default, 6 samples always, is that agent without the timer.)
+so its results depend on machine speed and load. ``budget_ms=40`` averages 5.3 of the 6 card-play samples on
+a loaded 2-core machine and nearly all 6 on an idle one: the default, 6 samples always, is that agent
+without the timer.
 """
 
 from __future__ import annotations

@@ -14,7 +14,11 @@ Specs:
   ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch);
 * ``cmd:<command line>`` or ``cmd[timeout=5]:<command line>`` -- a bot in any language, run as a child
   process speaking the line-based JSON protocol of docs/PROTOCOL.md
-  (:class:`~smear_env.agents.protocol.ProtocolAgent`).
+  (:class:`~smear_env.agents.protocol.ProtocolAgent`);
+* ``rollout:base=default,samples=32,phases=trump+discard+play,...`` -- the rollout search
+  (:func:`smear_env.agents.rollout.rollout_from_spec`), and ``split:bid=<spec>,play=<spec>`` -- one agent
+  bids and names trump, the other discards and plays (:mod:`smear_env.agents.composite`): batched agents,
+  seated here one seat at a time (:class:`~smear_env.agents.batched.OneSeatAgent`).
 
 The agent's ``name`` is set to its spec, so records and tables show what was asked for.
 
@@ -42,8 +46,10 @@ def _valid_specs() -> str:
         "(e.g. 'pimc:samples=16,budget_ms=80'), "
         f"a shipped agent ({', '.join(map(repr, SHIPPED_AGENTS))}), "
         f"the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}'), "
-        "or 'cmd:<command line>' for a bot speaking docs/PROTOCOL.md "
-        "(e.g. 'cmd:python examples/random_bot.py')"
+        "'cmd:<command line>' for a bot speaking docs/PROTOCOL.md "
+        "(e.g. 'cmd:python examples/random_bot.py'), "
+        "'rollout:key=value,...' (a search, e.g. 'rollout:base=default,samples=8,phases=play') "
+        "or 'split:bid=<spec>,play=<spec>'"
     )
 
 
@@ -131,6 +137,10 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
             agent = PimcAgent(rules, **options)
         except TypeError as e:  # pragma: no cover - check_options names the bad option first
             raise ValueError(f"bad agent spec {spec!r}: {e}") from None
+    elif text.startswith(("rollout:", "split:")):
+        from .batched import OneSeatAgent, make_batched_agent  # lazy: a search loads its players
+
+        agent = OneSeatAgent(make_batched_agent(text, rules))
     elif base in SHIPPED_AGENTS:
         if opts:
             raise ValueError(

@@ -17,11 +17,9 @@ iteration): it estimates the value of each action under the base policies, so it
 the base policy against the modelled opponents up to sampling noise, and it plays many rollouts per
 decision: it is a search agent for evaluation and for making training targets, not a fast player.
 
-The deals are sampled uniformly, or with an ``inference`` model by what the other players' bids and plays
-suggest (:mod:`smear_env.agents.inference`).
-
 Spec: ``rollout:base=default,opponent=heuristic,samples=32,phases=bid,margin=0`` (``phases``: ``+``-joined
-of ``bid``, ``trump``, ``discard``, ``play``; also ``inference=FILE,alpha=A,moves=M`` and ``winprob=FILE``).
+of ``bid``, ``trump``, ``discard``, ``play``; also ``winprob=FILE``), an agent spec of
+:func:`smear_env.agents.registry.make_agent`.
 All randomness comes from the generator of each slot's ``start_game``, so the same seed gives the same
 games.
 """
@@ -86,8 +84,7 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
     from ``rngs[i]``; the rest of each hand played by ``team`` (seats 0 and 2) and ``opponent`` (1, 3),
     batched agents whose slots 0-3 have started. Illegal actions are ``-inf``. ``stats``: a dict whose
     ``"rollout_decisions"`` entry is increased by the decisions played in the rollouts (all seats).
-    ``deals``: per view its ``samples`` hidden deals (e.g.
-    :func:`~smear_env.agents.inference.sample_inferred`); by default
+    ``deals``: per view its ``samples`` hidden deals; by default
     :func:`~smear_env.infoset.sample_hidden_many` draws them uniformly."""
     n = len(views)
     objective = value
@@ -201,15 +198,10 @@ class RolloutAgent:
 
     def __init__(self, base: Any, rules: SmearRules | None = None, team: Any = None, opponent: Any = None,
                  samples: int = 32, phases: Sequence[str] = ("bid",), margin: float = 0.0,
-                 name: str = "rollout", inference: Any = None, alpha: float = 1.0, moves: int = 200,
-                 objective: Any = None) -> None:
+                 name: str = "rollout", objective: Any = None) -> None:
         """``objective``: what an action is worth at the end of the hand, as :func:`play_out`'s ``value``
         (e.g. a :class:`~smear_env.agents.winprob.WinProbability`: the chance of winning the game); by
         default the hand's score difference. ``margin`` is in its units.
-
-        ``inference``: an :class:`~smear_env.agents.inference.InferenceModel`; with one, the sampled deals
-        are :func:`~smear_env.agents.inference.sample_inferred`'s (``alpha``, ``moves`` its ``alpha`` and
-        ``steps``) instead of uniform.
 
         ``team`` and ``opponent``: the rollouts' players (batched agents whose slots 0-3 have started, as
         :func:`rollout_players` makes them; own instances, since their slots are the rollout seats, not the
@@ -221,14 +213,7 @@ class RolloutAgent:
             raise ValueError(f"rollout: phases {list(phases)!r}: each must be one of {sorted(PHASES)}")
         if not margin >= 0:
             raise ValueError(f"rollout: margin must be >= 0, not {margin!r}")
-        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 <= alpha < float("inf"):
-            raise ValueError(f"rollout: alpha must be a number >= 0, not {alpha!r}")
-        if isinstance(moves, bool) or not isinstance(moves, int) or moves < 0:
-            raise ValueError(f"rollout: moves must be an integer >= 0, not {moves!r}")
-        self.inference = inference
         self.objective = objective
-        self.alpha = float(alpha)
-        self.moves = moves
         self.name = name
         self.rules = rules if rules is not None else SmearRules()
         self.base = base
@@ -266,14 +251,8 @@ class RolloutAgent:
         if rows.size:
             views = decode_batch(obs[rows], mask[rows])
             rngs = [self._rngs.get(int(s)) for s in slots[rows]]
-            deals = None
-            if self.inference is not None:
-                from .inference import sample_inferred
-
-                deals = sample_inferred(views, self.inference.log_probs(obs[rows]), rngs, self.samples,
-                                        self.alpha, self.moves)
             q = rollout_values(self.rules, views, mask[rows], self.team, self.opponent, self.samples, rngs,
-                               deals=deals, value=self.objective)
+                               value=self.objective)
             best = np.argmax(q, axis=1)
             base_q = q[np.arange(rows.size), actions[rows]]
             take = q[np.arange(rows.size), best] > base_q + self.margin
@@ -297,8 +276,6 @@ class RolloutAgent:
 ROLLOUT_PREFIX = "rollout:"
 _OPTIONS = {"base": "an agent spec", "opponent": "an agent spec", "samples": "an integer >= 1",
             "phases": "'+'-joined phases", "margin": "a number >= 0",
-            "inference": "a card-location model file (python -m training.inference)",
-            "alpha": "a number >= 0", "moves": "an integer >= 0",
             "winprob": "a win-probability model file (python -m training.winprob): the search's objective"}
 
 
@@ -325,12 +302,8 @@ def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgen
     if isinstance(margin, bool) or not isinstance(margin, int | float):
         raise ValueError(f"bad rollout spec {spec!r}: margin must be a number >= 0, not {margin!r}")
     phases = tuple(str(options.get("phases", "bid")).split("+"))
-    model = objective = None
+    objective = None
     try:
-        if "inference" in options:
-            from .inference import load_inference
-
-            model = load_inference(str(options["inference"]), rules)
         if "winprob" in options:
             from .winprob import load_winprob
 
@@ -344,13 +317,11 @@ def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgen
     base = make_batched_agent(base_spec, rules)
     try:
         return RolloutAgent(base, rules, team=team, opponent=opp, samples=samples, phases=phases,
-                            margin=float(margin), name=text, inference=model,
-                            alpha=options.get("alpha", 1.0), moves=options.get("moves", 200),
-                            objective=objective)
-    except ValueError:
+                            margin=float(margin), name=text, objective=objective)
+    except ValueError as e:
         for a in (team, opp, base):
             a.close()
-        raise
+        raise ValueError(f"bad rollout spec {spec!r}: {e}; {hint}") from None
 
 
 def rollout_players(team: str, opponent: str, rules: SmearRules, rng: np.random.Generator | None = None

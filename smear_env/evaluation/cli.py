@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="smear-eval",
         description="Duplicate evaluation of two Smear teams (or a tournament of several). An agent is "
                     "'random', 'heuristic', 'pimc[:key=value,...]', a shipped agent "
-                    f"({', '.join(SHIPPED_AGENTS)}), 'cmd:<command line>' or a checkpoint path.",
+                    f"({', '.join(SHIPPED_AGENTS)}), 'cmd:<command line>', a checkpoint path, a search "
+                    "'rollout:key=value,...' or 'split:bid=<spec>,play=<spec>' (docs/agents.md).",
         epilog="--games N means N games in total: N/2 duplicate pairs, each pair playing one deal sequence "
                "twice with the teams exchanging seats. N must be even.",
     )

@@ -47,8 +47,8 @@ from .results import TAG_BOOT
 
 DEFAULT_PLAYERS = ("random", "heuristic", "pimc:samples=2,bid_samples=8", "pimc", "default", "scratch")
 """The built-in agents -- pimc at its default strength (6 card-play and 16 bid samples) and a weaker one (2
-and 8) -- and the shipped agents. Measured on 2 cores (2026-12-02, the full ladder, two or three matches or
-other jobs at a time, load average 2-3): 400 games of a pair with the weaker pimc took 589-839 s, with the
+and 8) -- and the shipped agents. Measured on 2 cores (the full ladder, two or three matches or other jobs
+at a time, load average 2-3): 400 games of a pair with the weaker pimc took 589-839 s, with the
 default pimc 1,353-1,945 s (random's long games included), the two pimcs together 2,949 s; the 9 pairs with a
 pimc player take about 3-4 hours of one core (``make ladder`` plays each match on 2 processes). A stronger
 search (``pimc:samples=24,bid_samples=32``, roughly 4x the default's cost) is a command-line player."""
@@ -64,9 +64,12 @@ class LadderError(ValueError):
 
 
 def is_slow(spec: str) -> bool:
-    """Whether a player is searched or external (``pimc``, ``cmd:``): its pairs play the smaller count."""
+    """Whether a player is searched or external (``pimc``, ``rollout:``, ``cmd:``, a ``split:`` with such a
+    half): its pairs play the smaller count."""
     text = spec.strip()
-    return text.split(":", 1)[0] == "pimc" or text.startswith(("cmd:", "cmd["))
+    if text.startswith("split:"):
+        return any(is_slow(half.partition("=")[2]) for half in text[len("split:"):].split(","))
+    return text.split(":", 1)[0] in ("pimc", "rollout") or text.startswith(("cmd:", "cmd["))
 
 
 def games_for(a: str, b: str, games: int, slow_games: int, scale: float) -> int:

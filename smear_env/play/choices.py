@@ -133,8 +133,34 @@ def value_words(key: str, value: Any) -> str:
         return str(value)
 
 
+def _players_of(spec: str) -> list[str]:
+    """The agent specs a search spec (``split:``, ``rollout:``) plays with; none for any other spec."""
+    if spec.startswith("split:"):
+        from ..agents.composite import parse_split_spec
+
+        try:
+            return list(parse_split_spec(spec))
+        except ValueError:
+            return []
+    if spec.startswith("rollout:"):
+        from ..agents.specs import parse_key_values
+
+        try:
+            options = parse_key_values(spec, spec[len("rollout:"):], "")
+        except ValueError:
+            return []
+        base = str(options.get("base", SHIPPED_DEFAULT))
+        return [base, str(options.get("opponent", base))]
+    return []
+
+
 def why_not(spec: str, rules: SmearRules) -> str | None:
-    """``None`` when ``spec`` plays ``rules``; else why not (a sentence naming the rule options)."""
+    """``None`` when ``spec`` plays ``rules``; else why not (a sentence naming the rule options). A search
+    spec plays the rules its players play."""
+    for player in _players_of(spec):
+        why = why_not(player, rules)
+        if why is not None:
+            return f"{display_name(spec)}: {why}"
     if not is_checkpoint(spec):
         return None
     name = display_name(spec)

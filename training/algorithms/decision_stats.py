@@ -1,7 +1,8 @@
 """Per-decision-type diagnostics of a training batch: bid, trump, discard and play decisions apart.
 
 A Smear policy makes four kinds of decision with one network, and they learn at different speeds (the
-bidding of a from-scratch learner can collapse while its card play improves: ``docs/training-diagnosis.md``).
+bidding of a from-scratch learner can collapse while its card play improves: the research log,
+``docs/research/training-diagnosis.md``).
 These helpers split a batch's numbers by the kind of the action taken -- the action id alone says which
 (:mod:`smear_env.actions`: bids, then trumps, then discards, then plays) -- and name them
 ``decisions/<type>/<stat>``:

@@ -39,23 +39,17 @@ class PPOUpdate:
     :class:`~training.algorithms.ppo_config.PPOConfig`; minibatches are shuffled with ``rng``."""
 
     def __init__(self, policy: torch.nn.Module, a: PPOConfig, total_timesteps: int,
-                 rng: np.random.Generator, critic: torch.nn.Module | None = None) -> None:
+                 rng: np.random.Generator) -> None:
         self.policy = policy
-        self.critic = critic
         self.a = a
         self.total_timesteps = total_timesteps
         self.rng = rng
-        self.params = list(policy.parameters()) + (list(critic.parameters()) if critic is not None else [])
+        self.params = list(policy.parameters())
         self.optimizer = torch.optim.Adam(self.params, lr=a.learning_rate, eps=1e-5)
-        # value_warmup (vector_ppo): the parameters that learn in the first decisions (the value head's last
-        # layer, or the critic)
-        head = critic if critic is not None else getattr(policy, "vf_head", None)
-        self._warmup_params = {id(p) for p in head.parameters()} if head is not None else set()
 
     def __call__(self, batch: dict[str, np.ndarray], step: int) -> dict[str, float]:
         """Update the policy on ``batch`` (``step``: learner decisions trained on before it); returns the
-        losses and schedules to log. With a ``critic`` (:class:`~training.oracle.OracleCritic`) the values
-        are the critic's of ``batch["obs"]`` and ``batch["priv"]``, not the policy's value head."""
+        losses and schedules to log."""
         a = self.a
         n = len(batch["act"])
         lr, ent_coef = schedules(a, step, self.total_timesteps)
@@ -63,10 +57,6 @@ class PPOUpdate:
             g["lr"] = lr
         t = {k: torch.from_numpy(v) for k, v in batch.items()}
         self.policy.train()
-        critic = self.critic
-        if critic is not None:
-            critic.train()
-        warmup = step < getattr(a, "value_warmup", 0)  # only the values learn (see __init__)
         pg_l, v_l, ent_l, kl_l, clip_l = [], [], [], [], []
         types = decision_type(batch["act"])
         per_type = TypeMeans()  # per-decision-type entropy and value error (detached; see decision_stats)
@@ -75,11 +65,7 @@ class PPOUpdate:
             perm = torch.from_numpy(self.rng.permutation(n))
             for start in range(0, n, a.batch_size):
                 idx = perm[start:start + a.batch_size]
-                if critic is None:
-                    logits, value = self.policy(t["obs"][idx], t["mask"][idx])
-                else:
-                    logits = self.policy.logits(t["obs"][idx], t["mask"][idx])
-                    value = critic(t["obs"][idx], t["priv"][idx])
+                logits, value = self.policy(t["obs"][idx], t["mask"][idx])
                 logp_all = torch.log_softmax(logits, dim=-1)
                 logp = logp_all.gather(1, t["act"][idx, None]).squeeze(1)
                 ent_rows = -(logp_all.exp() * logp_all).sum(-1)
@@ -91,13 +77,9 @@ class PPOUpdate:
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_range, 1 + a.clip_range)).mean()
                 err = (value - t["ret"][idx]) ** 2
                 vloss = 0.5 * err.mean()
-                loss = a.vf_coef * vloss if warmup else pg + a.vf_coef * vloss - ent_coef * entropy
+                loss = pg + a.vf_coef * vloss - ent_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()
-                if warmup:
-                    for p in self.params:
-                        if id(p) not in self._warmup_params:
-                            p.grad = None
                 torch.nn.utils.clip_grad_norm_(self.params, a.max_grad_norm)
                 self.optimizer.step()
                 with torch.no_grad():
@@ -124,7 +106,6 @@ class PPOUpdate:
             "loss/entropy": float(np.mean(ent_l)), "loss/approx_kl": float(np.mean(kl_l)),
             "loss/clip_fraction": float(np.mean(clip_l)), "loss/explained_variance": ev,
             "train/learning_rate": lr, "train/ent_coef": ent_coef, "train/batch": n,
-            "train/value_warmup": float(warmup),
         }
         out.update(batch_stats(batch["act"], batch["mask"], ret, batch["adv"]))
         out.update(per_type.result())

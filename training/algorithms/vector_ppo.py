@@ -20,15 +20,7 @@ the batched table's :class:`~smear_env.table.TableOptions`; a step's per-seat re
   hand's episode), rewarded with its point difference times ``env.score_scale``;
 * ``game`` + ``score``: the returns run over the whole game (scaled hand differences) plus
   ``env.win_bonus`` times the +-1 game outcome at the end (score shaping plus the win);
-* ``game`` + ``win``: only the +-1 game outcome;
-* ``reward: winprob`` (with ``env.winprob``, a :class:`~smear_env.agents.winprob.WinProbability` file): at
-  each scored hand, the change of the team's chance of winning the game (the model's chance at the new score
-  and dealer, or the game's result 1 / 0 where the hand ends it, 0.5 where the engine cut it off), measured
-  from the chance at the start of the hand (of the game, for its first hand). The table's own rewards are not
-  used; the chances are taken in the table's ``on_step`` (team 0's, negated for team 1), and a lane's chance
-  is reset when its next game is seated. A game's rewards sum to its result minus the chance at its start,
-  which no decision changes: the objective is winning the game, with a reward at every hand instead of one
-  at the end (a potential-based shaping).
+* ``game`` + ``win``: only the +-1 game outcome.
 
 Trajectory bookkeeping is numpy arrays indexed by (lane, seat): each stored decision links to the same
 seat's next decision; a reward lands on the seat's last decision. Episodes still open when a rollout is
@@ -38,10 +30,7 @@ With ``game`` episodes most of a game's decisions would be open (about 100k over
 was measured about 10x slower), so the rollout is cut instead: each open seat's last decision is
 bootstrapped with the value of that seat's current view (``VectorGame.observe(seats)``), and the seat's
 next decision starts a new trajectory (rewards in between are left to that bootstrap value, as in any
-truncated PPO rollout). With ``algorithm.oracle_critic`` the values (stored, bootstrapped and trained)
-are a perfect-information critic's (:mod:`training.oracle`: the observation plus the other seats' hands, the
-kitty and the stock at the decision), started as the warm-started policy's value head; the policy and what a
-checkpoint plays are unchanged. The PPO update itself is native ``ppo``'s: the shared component
+truncated PPO rollout). The PPO update itself is native ``ppo``'s: the shared component
 :class:`~training.algorithms.ppo_update.PPOUpdate`; the ``algorithm:`` keys are
 :class:`~training.algorithms.vector_ppo_config.VectorPPOConfig`'s.
 
@@ -67,15 +56,12 @@ import torch
 
 from smear_env.actions import PASS_ACTION, TRUMP_ACTION_BASE
 from smear_env.agents.batched import make_batched_agent
-from smear_env.agents.checkpoint import CheckpointError
-from smear_env.agents.winprob import load_winprob
 from smear_env.batched_table import LEARNER, BatchedStep, BatchedTable
 from smear_env.observation import OBS_SIZE
 from smear_env.table import TableOptions
-from smear_env.vector import SEAT_SIGN, VectorGame
+from smear_env.vector import VectorGame
 
-from ..config import ConfigError, TrainConfig
-from ..oracle import PRIV_SIZE, OracleCritic, privileged_features
+from ..config import TrainConfig
 from ..policy import SmearPolicy
 from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .decision_stats import tally_contracts
@@ -84,14 +70,6 @@ from .resume_state import OwnPolicyTrainer
 from .seating import seat_opponent_teams
 
 SNAPSHOT_PLAYER = 1  # player index of the snapshot seats at the table (0: the learner)
-
-
-def _load_winprob(path: str, rules: Any) -> Any:
-    """The model of ``env.winprob``; a file that is missing or does not fit the rules is a ConfigError."""
-    try:
-        return load_winprob(path, rules)
-    except (CheckpointError, OSError) as e:
-        raise ConfigError(f"config key 'env.winprob': {e}") from None
 
 
 class _Snapshots:
@@ -133,10 +111,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         net = cfg.network
         self.policy = SmearPolicy(net.hidden_sizes, net.activation, shared_trunk=net.shared_trunk,
                                   suit_canonical=net.suit_canonical)
-        # algorithm.oracle_critic: values from a perfect-information critic (training only; training.oracle)
-        self.critic = (OracleCritic(net.hidden_sizes, net.activation, net.suit_canonical)
-                       if cfg.algorithm.oracle_critic else None)
-        self.update = PPOUpdate(self.policy, cfg.algorithm, cfg.total_timesteps, rng, critic=self.critic)
+        self.update = PPOUpdate(self.policy, cfg.algorithm, cfg.total_timesteps, rng)
         self.optimizer = self.update.optimizer
         # algorithm.overlap: the update runs in a worker thread while the actor (a copy of the policy, one
         # update behind) collects; the update shuffles with a generator of its own (module docstring)
@@ -161,9 +136,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
                 player_of.append(len(self.players) - 1)
         self._player_of = np.array(player_of, dtype=np.int64)
         env = cfg.env
-        self.winprob = _load_winprob(env.winprob, cfg.rules) if env.reward == "winprob" else None
-        table_reward = "score" if self.winprob is not None else env.reward  # (the table's are then unused)
-        self.table_options = TableOptions(episode=env.episode, reward=table_reward, max_cycles=env.max_cycles,
+        self.table_options = TableOptions(episode=env.episode, reward=env.reward, max_cycles=env.max_cycles,
                                           score_scale=env.score_scale, win_bonus=env.win_bonus)
         self.step = 0
         self.updates = 0
@@ -181,8 +154,6 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         self.lane_opp = np.full(n, -1, dtype=np.int64)  # pool.names index of the opponents (-1: self-play)
         self.learner_team = np.zeros(n, dtype=np.int64)
         self.snap_step = np.full(n, -1, dtype=np.int64)  # pool step of the snapshot a lane plays
-        self._chance = np.zeros(n)  # reward winprob: team 0's chance of winning at the start of the hand
-        self._wp_rewards = np.zeros((n, 4), dtype=np.float32)  # reward winprob: per seat, since the last call
         self._snaps: dict[int, Any] = {}  # step -> frozen policy, for the snapshots lanes play
         self._active: int | None = None  # snapshot that newly dealt snapshot games play
         cap = self.cfg.algorithm.n_steps * n + 64 * n
@@ -193,8 +164,6 @@ class VectorPPOTrainer(OwnPolicyTrainer):
             "rew": np.zeros(cap, np.float32), "done": np.zeros(cap, bool), "nxt": np.full(cap, -1, np.int64),
             "ep": np.zeros(cap, np.int64),
         }
-        if self.critic is not None:
-            self.buf["priv"] = np.zeros((cap, PRIV_SIZE), np.float32)
         self.n = 0  # entries in the buffer
         self.last = np.full((n, 4), -1, dtype=np.int64)  # buffer index of each seat's latest open decision
         self.ep_of = np.zeros((n, 4), dtype=np.int64)  # episode id of each seat's open episode
@@ -212,8 +181,6 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         k = len(lanes)
         if k == 0:
             return
-        if self.winprob is not None:  # the new game's first hand is dealt: its chance at 0-0
-            self._chance[lanes] = self.winprob.team0(table.vg.scores[lanes], table.vg.dealer[lanes])
         opp = self.rng.choice(len(self.pool.names), size=k, p=self.pool.probs)
         player = self._player_of[opp]
         if self._active is None:
@@ -239,11 +206,6 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         """Statistics of one engine step (before the games that ended in it are replaced)."""
         res, stats = st.result, self._stats
         scored = np.flatnonzero(res.hand_over)
-        if scored.size and self.winprob is not None:
-            after = self.winprob(table.vg, res, scored)  # the next hand's chance, or the game's result
-            change = (after - self._chance[scored]).astype(np.float32)
-            self._wp_rewards[scored] += change[:, None] * SEAT_SIGN
-            self._chance[scored] = after
         if scored.size:
             stats["hands"] = stats.get("hands", 0) + int(scored.size)
             tally_contracts(stats, table, scored)
@@ -266,7 +228,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
 
     # ------------------------------------------------------------------ rollout
     def _store(self, lanes: np.ndarray, seats: np.ndarray, obs: np.ndarray, mask: np.ndarray,
-               act: np.ndarray, logp: np.ndarray, val: np.ndarray, priv: np.ndarray | None = None) -> None:
+               act: np.ndarray, logp: np.ndarray, val: np.ndarray) -> None:
         b, k = self.buf, len(lanes)
         if self.n + k > len(b["act"]):  # grow (long game episodes can hold many open decisions)
             for key in b:
@@ -276,8 +238,6 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         idx = np.arange(self.n, self.n + k)
         b["obs"][idx] = obs
         b["mask"][idx] = mask
-        if priv is not None:
-            b["priv"][idx] = priv
         b["act"][idx] = act
         b["logp"][idx] = logp
         b["val"][idx] = val
@@ -317,8 +277,6 @@ class VectorPPOTrainer(OwnPolicyTrainer):
     def collect(self, target: int) -> dict[str, np.ndarray]:
         policy, rng = self.acting_policy(), self.rng
         policy.eval()
-        if self.critic is not None:
-            self.critic.eval()
         self._choose_snapshot()
         ar = np.arange(self.cfg.n_envs)
         st = self._stats
@@ -327,19 +285,13 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         while (self.n if cut else self.ready) < target:
             obs, mask, seat = self._obs, self._mask, self._seat
             a, logp, val = policy.act(obs, mask, rng)
-            priv = None
-            if self.critic is not None:
-                priv = privileged_features(self.vg, ar, seat)
-                val = self.critic.values(obs, priv)
-            self._store(ar, seat, obs, mask, a, logp, val, priv)
+            self._store(ar, seat, obs, mask, a, logp, val)
             is_bid = a < TRUMP_ACTION_BASE
             n_pass = int((a == PASS_ACTION).sum())
             passes += n_pass
             bids += int(is_bid.sum()) - n_pass
             bid_sum += int((a[is_bid & (a != PASS_ACTION)] + 1).sum())
             self._obs, self._mask, rewards, terminated, truncated, info = self.table.step(a)
-            if self.winprob is not None:
-                rewards, self._wp_rewards = self._wp_rewards, np.zeros_like(self._wp_rewards)
             self._seat = info["seat"]
             self._reward(ar, rewards)  # the opponents' seats hold no open decision
             ended = np.flatnonzero(terminated | truncated)
@@ -359,11 +311,7 @@ class VectorPPOTrainer(OwnPolicyTrainer):
                 lanes = np.flatnonzero(self.last[:, s] >= 0)
                 if lanes.size:
                     obs = self.vg.observe(np.full(lanes_all, s, dtype=np.int64))[lanes]
-                    if self.critic is not None:
-                        priv = privileged_features(self.vg, lanes, np.full(len(lanes), s, dtype=np.int64))
-                        boot[self.last[lanes, s]] = self.critic.values(obs, priv)
-                    else:
-                        boot[self.last[lanes, s]] = self.acting_policy().value(torch.from_numpy(obs)).numpy()
+                    boot[self.last[lanes, s]] = self.acting_policy().value(torch.from_numpy(obs)).numpy()
         return boot
 
     def _take_finished(self, cut: bool = False) -> dict[str, np.ndarray]:
@@ -396,8 +344,6 @@ class VectorPPOTrainer(OwnPolicyTrainer):
             "obs": b["obs"][fin], "mask": b["mask"][fin], "act": b["act"][fin], "logp": b["logp"][fin],
             "val": val[fin].copy(), "adv": adv[fin], "ret": adv[fin] + val[fin],
         }
-        if "priv" in b:
-            batch["priv"] = b["priv"][fin]
         # compact: move the open episodes' decisions to the front and re-point their links
         kept = np.flatnonzero(keep)
         new_index = np.full(n, -1, dtype=np.int64)
@@ -460,38 +406,19 @@ class VectorPPOTrainer(OwnPolicyTrainer):
         self._settled()
         return super().policy_state()
 
-    def after_warm_start(self) -> None:
-        """With ``algorithm.value_warmup``: the value head's last layer starts from zeros (values learned for
-        another reward are no baseline for this one). With the oracle critic: start it as the warm-started
-        policy's value function (:meth:`~training.oracle.OracleCritic.init_from_policy`)."""
-        if self.cfg.algorithm.value_warmup > 0:
-            with torch.no_grad():
-                self.policy.vf_head.weight.zero_()
-                self.policy.vf_head.bias.zero_()
-        if self.critic is not None:
-            self.critic.init_from_policy(self.policy)
-
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """:meth:`OwnPolicyTrainer.state` plus the oracle critic's weights (``critic.*``), if any, and with
-        ``overlap`` the actor's weights (``actor.*``) and the update's generator."""
+        """:meth:`OwnPolicyTrainer.state` plus, with ``overlap``, the actor's weights (``actor.*``) and the
+        update's generator."""
         self._settled()
         tensors, meta = super().state()
         if self.overlap:
             meta["update_rng"] = self.update.rng.bit_generator.state
             if self.actor is not None:
                 tensors.update({f"actor.{k}": v for k, v in self.actor.state_dict().items()})
-        if self.critic is not None:
-            tensors.update({f"critic.{k}": v for k, v in self.critic.state_dict().items()})
         return tensors, meta
 
     def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
                    meta: dict[str, Any], step: int) -> None:
-        if self.critic is not None:
-            sd = {k[len("critic."):]: v for k, v in tensors.items() if k.startswith("critic.")}
-            if not sd:
-                raise ValueError("the resume state has no critic.* weights, but algorithm.oracle_critic is "
-                                 "true: it was saved by a run without the oracle critic")
-            self.critic.load_state_dict(sd)
         super().load_state(policy_sd, tensors, meta, step)
         if self.overlap:
             if "update_rng" in meta:

@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
 
-from .config_base import Bound, ConfigError
 from .ppo_config import PPOConfig
-
-if TYPE_CHECKING:
-    from ..config import TrainConfig
 
 
 @dataclass
@@ -19,16 +14,6 @@ class VectorPPOConfig(PPOConfig):
     one trunk for policy and value (network.shared_trunk)."""
 
     name: str = "vector_ppo"
-    oracle_critic: bool = False
-    """Learn the values with a perfect-information critic (training.oracle: the observation plus the other
-    seats' hands, the kitty and the stock) instead of the policy's value head; the policy still sees only its
-    observation, and the critic is used only in training (saved in resume states, never in the policy)."""
-    value_warmup: int = 0
-    """Learner decisions at the start of the run during which only the value head learns: its last layer,
-    which starts from zeros after the warm start (init_from or imitation), or the oracle critic; the policy
-    and the trunk are left as they are. For a run that starts from a checkpoint whose values were learned for
-    another reward, e.g. env.reward "winprob" after "score"."""
-
     overlap: bool = False
     """Collect the next rollout while the last one's update runs in a second thread (both cores of a
     2-core machine: stage 1 of make default-90 ran 1.52x the decisions per second; benchmarks/overlap_speed.py
@@ -38,14 +23,3 @@ class VectorPPOConfig(PPOConfig):
     Deterministic for a seed and resumable exactly, but a different run from overlap: false."""
 
     supports_shared_trunk = True
-    supports_winprob = True
-    bounds: ClassVar[dict[str, Bound]] = {"value_warmup": Bound(0, 10**12, unit="of learner decisions")}
-
-    def validate(self, cfg: TrainConfig) -> None:
-        """The rollout bound, and ``overlap`` without ``oracle_critic`` (the critic values the rollout
-        while the update trains it)."""
-        super().validate(cfg)
-        if self.overlap and self.oracle_critic:
-            raise ConfigError("config keys 'algorithm.overlap' and 'algorithm.oracle_critic': choose one "
-                              "(the oracle critic is not copied for the overlapped rollout); set "
-                              "algorithm.overlap: false")
