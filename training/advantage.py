@@ -403,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--steps", type=_steps, default=list(DEFAULT_STEPS),
                     help=f"comma-separated steps to run, of {', '.join(STEPS)} (default: values,fit)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--resume", action="store_true", help="keep a values step of --run-dir done for the same "
+                    "policy, opponent, objective, positions, share and seeds (its files intact) instead of "
+                    "valuing again")
     return ap
 
 
@@ -413,6 +416,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             build_parser().error(f"--{key.replace('_', '-')} must be >= 1")
     if not args.margin >= 0 or not args.max_logit_gap >= 0:
         build_parser().error("--margin and --max-logit-gap must be >= 0")
+    given = [a for a in (list(argv) if argv is not None else sys.argv[1:]) if a != "--resume"]
+    return run(args, " ".join(["python -m training.advantage", *given]))
+
+
+def values_done(record: dict[str, Any], init: str, args: argparse.Namespace, files: list[str]) -> bool:
+    """Whether ``record`` (a round.json) holds the values step that ``args`` asks for, with its files."""
+    rec = record.get("values") or {}
+    want = {"policy_sha256": file_sha256(init), "opponent": args.opponent, "winprob": args.winprob,
+            "positions": args.positions, "share": args.share,
+            "seeds": [args.seed + i for i in range(len(files))]}
+    return all(rec.get(k) == v for k, v in want.items()) and all(Path(f).is_file() for f in files)
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    """The steps of ``args`` (:func:`build_parser`'s) in ``args.run_dir``."""
     from smear_env.agents.shipped import checkpoint_file
 
     rules = SmearRules()
@@ -421,8 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     init = checkpoint_file(args.init)
     record_path = run / "round.json"
     record: dict[str, Any] = json.loads(record_path.read_text()) if record_path.exists() else {}
-    given = list(argv) if argv is not None else sys.argv[1:]
-    record["command"] = " ".join(["python -m training.advantage", *given])
+    record["command"] = command
     values_files = [str(run / f"values_{i}.npz") for i in range(args.workers)]
     final_file = run / "final.safetensors"
     labels_file = run / "labels.npz"
@@ -430,7 +447,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, flush=True)
 
-    if "values" in args.steps:
+    if "values" in args.steps and getattr(args, "resume", False) and values_done(record, init, args,
+                                                                                  values_files):
+        log(f"values: kept the {args.positions} positions of {values_files[0]}...")
+    elif "values" in args.steps:
         t0 = time.monotonic()
         parts = even_shares(args.positions, args.workers)
         jobs = [{"policy": init, "opponent": args.opponent, "positions": parts[i], "seed": args.seed + i,

@@ -318,14 +318,24 @@ def schema_of(model: type[BaseModel], algorithm: Any, rules: type, stages: dict[
     if stages:
         from typing import Union
 
-        fields["stages"] = (dict[str, Union[tuple(stages.values())]] | None, None)  # noqa: UP007
-    block = create_model("ConfigBlock", __base__=model, **fields).model_json_schema()
+        fields["stages"] = (dict[str, Union[tuple(stages.values())] | None] | None, None)  # noqa: UP007
+    block = _any_of(create_model("ConfigBlock", __base__=model, **fields).model_json_schema())
     defs = block.pop("$defs", {})
     if rules.__name__ in defs:
         defs[rules.__name__]["additionalProperties"] = False
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "smear-train config file",
             "type": "object", "required": ["default"], "$defs": {**defs, "ConfigBlock": block},
             "additionalProperties": {"anyOf": [{"$ref": "#/$defs/ConfigBlock"}, {"type": "null"}]}}
+
+
+def _any_of(node: Any) -> Any:
+    """``oneOf`` as ``anyOf``, without discriminators: a variant's partial section (no ``name``) may fit
+    several algorithms."""
+    if isinstance(node, list):
+        return [_any_of(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {("anyOf" if k == "oneOf" else k): _any_of(v) for k, v in node.items() if k != "discriminator"}
 
 
 def help_text_of(model: type[BaseModel], algorithms: dict[str, type[BaseModel]],
