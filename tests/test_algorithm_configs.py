@@ -22,7 +22,7 @@ from training.config import ConfigError, from_dict, help_text, load_config, upgr
 from training.config_files import bound_text
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ("quickstart", "default", "scratch", "dmc", "rllib_ppo")
+CONFIGS = ("quickstart", "default", "scratch", "vector_ppo", "dmc", "rllib_ppo")
 
 # A run folder's config.yaml as smear-train wrote it before the per-algorithm config classes (one flat
 # algorithm section with every algorithm's keys): `dump_yaml(load_config("configs/dmc.yaml", ["n_envs=8"]))`.

@@ -26,7 +26,7 @@ def test_shipped_configs_load():
     q = load_config(ROOT / "configs" / "quickstart.yaml")
     d = load_config(ROOT / "configs" / "default.yaml")
     assert q.algorithm.name == "vector_ppo" and d.algorithm.name == "vector_ppo"
-    assert load_config(ROOT / "configs" / "default.yaml", variant="ppo_bc").algorithm.name == "ppo"
+    assert load_config(ROOT / "configs" / "dmc.yaml").algorithm.name == "dmc"
     tiny = load_config(ROOT / "configs" / "quickstart.yaml", variant="tiny")
     assert tiny.total_timesteps == 2_000 and tiny.network.hidden_sizes == [32]
     assert tiny.algorithm.learning_rate == q.algorithm.learning_rate  # inherited from default

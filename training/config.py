@@ -468,6 +468,10 @@ def schema(stages: dict[str, type] | None = None) -> dict[str, Any]:
 
 
 def help_text() -> str:
-    """Every field of the config with its type, default, bounds and documentation; the ``algorithm:``
-    section's ``name``, then each registered algorithm's keys."""
-    return help_text_of(TrainConfig, {n: config_class(n) for n in ALGORITHMS})
+    """Every field of the config with its type, default, bounds and documentation: each registered
+    algorithm's ``algorithm:`` keys, the training keys, then each stage kind's section (the ``train`` stage's
+    keys are the training keys)."""
+    from .stages import stage_configs
+
+    stages = {k: v for k, v in stage_configs().items() if k != "train"}
+    return help_text_of(TrainConfig, {n: config_class(n) for n in ALGORITHMS}, stages)

@@ -266,6 +266,8 @@ def _number(x: float | None) -> str:
     n = int(x)
     if n >= 10**6 and str(n).rstrip("0") == "1":
         return f"10**{len(str(n)) - 1}"
+    if n > 2**32 and n & (n - 1) == 0:
+        return f"2**{n.bit_length() - 1}"
     return "2**63 - 1" if n == 2**63 - 1 else str(n)
 
 
