@@ -158,3 +158,24 @@ def test_every_variant_of_every_shipped_config_loads_and_validates(path):
     load_config(path)
     for variant in variants:
         assert isinstance(load_config(path, variant=variant), TrainConfig), (path.name, variant)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("seed: " + "9" * 5000, "line 2: an integer of 5,000 digits; at most 40 are read"),
+    ("seed: !!python/object/apply:os.system [echo hi]", "could not determine a constructor for the tag"),
+    ("seed: .nan", "config key 'seed': expected int, got nan (float)"),
+    ("time_limit: .nan", "config key 'time_limit': expected a finite number, got nan"),
+    ("env: {score_scale: 1e999}", "config key 'env.score_scale': expected a finite number, got inf"),
+    ("a: &a [1, 1]\n  b: [*a, *a]", "YAML aliases (*a) are not allowed"),
+    ("seed: 1\n  seed: 2", "line 3: duplicate key 'seed' (first given at line 2)"),
+])
+def test_hostile_config_files_are_one_line_errors(tmp_path, capsys, body, message):
+    """Issue 50 item 8 (the config part): a huge number, a python tag, NaN, an alias bomb or a duplicate key
+    is one `smear-train: error:` line naming it, never a traceback, and no run folder is made."""
+    p = tmp_path / "bad.yaml"
+    p.write_text(f"default:\n  {body}\n")
+    assert main(["--config", str(p), "--run-dir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("smear-train: error: ") and len(err.strip().splitlines()) == 1, err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()

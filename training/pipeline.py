@@ -79,8 +79,8 @@ def stages_of(data: dict[str, Any]) -> list[Stage]:
         if not isinstance(sid, str) or not sid.replace("_", "").replace("-", "").isalnum():
             raise ConfigError(f"config key 'stages.{sid}': a stage id is letters, digits, '_' and '-'")
         if not isinstance(section, dict):
-            raise ConfigError(f"config key 'stages.{sid}': expected a mapping (section), or null to leave the "
-                              "stage out")
+            raise ConfigError(f"config key 'stages.{sid}': expected a mapping (section), or null to leave "
+                              "the stage out")
         kind = section.get("kind", sid)
         if kind not in STAGES:
             if "kind" not in section:
