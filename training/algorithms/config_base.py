@@ -98,7 +98,8 @@ class UpdateConfig(AlgorithmConfig):
     learning_rate: Positive = 3.0e-4
     """Adam learning rate (start value when anneal_lr)."""
     anneal_lr: bool = True
-    """Decay the learning rate linearly over total_timesteps."""
+    """Decay the learning rate linearly towards 0 over total_timesteps, never below the algorithm's floor
+    (5% of learning_rate for the PPO algorithms, 0 for dmc): :meth:`lr_at`, the one schedule."""
     n_steps: int = Field(128, ge=1, le=100_000)
     """Rollout length per env: each update uses n_steps * n_envs learner decisions."""
     batch_size: int = Field(2048, ge=1, le=MAX_ROLLOUT)
@@ -107,6 +108,24 @@ class UpdateConfig(AlgorithmConfig):
     """Passes over each rollout."""
     max_grad_norm: Positive = 0.5
     """Gradient clipping norm."""
+
+    lr_floor: ClassVar[float] = 0.0
+    """The smallest learning rate of the schedule, as a share of learning_rate."""
+
+    def lr_at(self, step: int, total: int) -> float:
+        """The learning rate after ``step`` of ``total`` learner decisions: with ``anneal_lr``,
+        ``learning_rate * max(1 - step / total, lr_floor)`` (computed so), else ``learning_rate``."""
+        lr = self.learning_rate * (1.0 - min(1.0, step / total)) if self.anneal_lr else self.learning_rate
+        return max(lr, self.learning_rate * self.lr_floor)
+
+    def lr_schedule(self, total: int) -> list[list[float]] | float:
+        """:meth:`lr_at` as (step, learning rate) points to interpolate linearly (a framework's own
+        schedule, e.g. RLlib's), or the constant learning rate."""
+        if not self.anneal_lr:
+            return self.learning_rate
+        knee = round(total * (1.0 - self.lr_floor))
+        inner = [[knee, self.lr_at(knee, total)]] if 0 < knee < total else []
+        return [[0, self.learning_rate], *inner, [total, self.lr_at(total, total)]]
 
     def check(self, cfg: TrainConfig) -> None:
         """One rollout (``n_steps * n_envs``) holds at most :data:`MAX_ROLLOUT` decisions."""

@@ -217,8 +217,7 @@ class DMCTrainer(OwnPolicyTrainer):
         cfg, a = self.cfg, self.cfg.algorithm
         batch = self.collect(a.n_steps * cfg.n_envs)
         n = len(batch["act"])
-        frac = min(1.0, self.step / cfg.total_timesteps)
-        lr = a.learning_rate * (1.0 - frac) if a.anneal_lr else a.learning_rate
+        lr = a.lr_at(self.step, cfg.total_timesteps)
         for g in self.optimizer.param_groups:
             g["lr"] = lr
         obs = torch.from_numpy(batch["obs"])

@@ -15,8 +15,6 @@ class DMCConfig(UpdateConfig):
 
     name: Literal["dmc"] = "dmc"  # type: ignore[assignment]
     """Algorithm, one of training.algorithms.ALGORITHMS."""
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 over total_timesteps."""
     epsilon: Fraction = 0.05
     """Probability that an actor takes a uniformly random legal action instead of the highest-Q one."""
     bid_epsilon: Fraction | None = None

@@ -11,8 +11,6 @@ from .config_base import Fraction, NonNegative, Positive, UpdateConfig
 class PPOHyperparameters(UpdateConfig):
     """The clipped-surrogate PPO keys every PPO trainer reads."""
 
-    anneal_lr: bool = True
-    """Decay the learning rate linearly towards 0 over total_timesteps, never below 5% of learning_rate."""
     gamma: Fraction = 1.0
     """Discount factor (1.0: an episode is short and the score is what counts)."""
     gae_lambda: Fraction = 0.95
@@ -25,6 +23,8 @@ class PPOHyperparameters(UpdateConfig):
     """Entropy coefficient reached linearly at the end of training (None: constant ent_coef)."""
     vf_coef: NonNegative = 0.5
     """Value loss coefficient."""
+
+    lr_floor = 0.05
 
 
 class PPOConfig(PPOHyperparameters):

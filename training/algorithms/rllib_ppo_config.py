@@ -26,8 +26,6 @@ class RLlibPPOConfig(PPOHyperparameters):
 
     name: Literal["rllib_ppo"] = "rllib_ppo"  # type: ignore[assignment]
     """Algorithm, one of training.algorithms.ALGORITHMS."""
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 5% of learning_rate at total_timesteps (RLlib's schedule)."""
 
     def check(self, cfg: TrainConfig) -> None:
         """network.activation must be one RLlib's MLP has."""
