@@ -197,13 +197,16 @@ def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_chain_of_commands(tmp
         return real(*a, **k)
 
     monkeypatch.setattr(exit_module, "distill", dies_in_round_2)
-    assert main([*args, "--run-dir", str(killed)]) == 130
+    assert main([*args, "--run-dir", str(killed), "--until-stage", "winprob"]) == 130
     assert "interrupted in stage 02-expert_iteration" in capsys.readouterr().err
     monkeypatch.setattr(exit_module, "distill", real)
-    assert main(["--resume", "--run-dir", str(killed)]) == 0
+    assert main(["--resume", "--run-dir", str(killed), "--until-stage", "winprob"]) == 0
     err = capsys.readouterr().err
     assert "01-train (train): done before" in err and "02-expert_iteration (expert_iteration): resuming" in err
     assert calls["n"] == 2  # the rerun kept round 1 (its own distillations are the real ones)
+    assert (killed / "stages/03-winprob/winprob.safetensors").is_file()
+    assert not (killed / "stages/04-advantage_random").exists()
+    assert main(["--resume", "--run-dir", str(killed), "--from-stage", "advantage_random"]) == 0
     for name in ("01-train/checkpoints/latest.safetensors", "02-expert_iteration/final.safetensors",
                  "03-winprob/winprob.safetensors", "05-advantage/final.safetensors"):
         assert _same(full / "stages" / name, killed / "stages" / name), name
@@ -224,3 +227,49 @@ def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_chain_of_commands(tmp
     for name in ("01-train/checkpoints/latest.safetensors", "02-expert_iteration/final.safetensors",
                  "03-winprob/winprob.safetensors", "05-advantage/final.safetensors"):
         assert _same(full / "stages" / name, chain / "stages" / name), name
+
+
+def test_a_pipeline_keeps_what_is_done_and_redoes_what_changed(tmp_path, capsys):
+    """A cheap pipeline (two evaluations): run, run again (kept), change one stage's arguments (that stage
+    redone, the other kept), --until-stage, --from-stage with an earlier stage not done, --overwrite."""
+    from training.train import main
+
+    cfg = tmp_path / "evals.yaml"
+    cfg.write_text("default:\n  stages:\n    first: {kind: evaluate, agent: random, opponent: heuristic, games: 2}\n"
+                   "    second: {kind: evaluate, agent: heuristic, opponent: random, games: 2}\n")
+    run = tmp_path / "run"
+    base = ["--config", str(cfg), "--run-dir", str(run)]
+    assert main(base) == 0
+    first = run / "stages" / "01-first"
+    record = json.loads((first / "stage.json").read_text())
+    assert record["status"] == "done" and record["args"][:2] == ["random", "heuristic"]
+    assert record["outputs"]["result"]["path"] == str(first / "result.json")
+    capsys.readouterr()
+    assert main(base) == 0
+    assert capsys.readouterr().err.count("done before with these arguments and inputs; kept") == 2
+    assert main([*base, "--set", "stages.second.games=4"]) == 0
+    err = capsys.readouterr().err
+    assert "01-first (evaluate): done before" in err and "02-second (evaluate): running" in err
+    assert json.loads((run / "stages/02-second/result.json").read_text())["games"] == 4
+    assert (run / "command.txt").read_text().count("\n") == 3
+    fresh = tmp_path / "fresh"
+    assert main(["--config", str(cfg), "--run-dir", str(fresh), "--until-stage", "first"]) == 0
+    assert not (fresh / "stages" / "02-second").exists()
+    assert main(["--config", str(cfg), "--run-dir", str(tmp_path / "none"), "--from-stage", "second"]) == 2
+    assert "--from-stage 'second': stage 01-first before it is not done" in capsys.readouterr().err
+    assert main(["--resume", "--run-dir", str(fresh), "--from-stage", "second"]) == 0
+    assert (fresh / "stages" / "02-second" / "result.json").is_file()
+    assert main([*base, "--overwrite"]) == 0
+    assert "01-first (evaluate): running" in capsys.readouterr().err
+
+
+def test_the_schema_file_in_configs_is_the_one_smear_train_prints(capsys):
+    """configs/schema.json (what the shipped configs' `# yaml-language-server: $schema=schema.json` line
+    points editors at) is `smear-train --schema`: regenerate it with
+    `smear-train --schema > configs/schema.json` after changing a config field."""
+    from training.train import main
+
+    assert main(["--schema"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads((ROOT / "configs" / "schema.json").read_text())
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        assert path.read_text().startswith("# yaml-language-server: $schema=schema.json\n"), path.name
