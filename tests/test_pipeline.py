@@ -20,8 +20,8 @@ DEFAULT = ROOT / "configs" / "default.yaml"
 # `make default-90` as it was, a chain of six commands (R = its run folder).
 R90_CHAIN = """\
 smear-train --config configs/default.yaml --variant r90 --run-dir R/stage1
-python -m training.expert_iteration --init R/stage1/checkpoints/latest.safetensors --run-dir R/exit --rounds 4 \
---games 400 --workers 2 --seed 96601 --window 2
+python -m training.expert_iteration --init R/stage1/checkpoints/latest.safetensors --run-dir R/exit \
+--rounds 4 --games 400 --workers 2 --seed 96601 --window 2
 python -m training.winprob --team R/exit/final.safetensors --opponent heuristic --games 20000 --seed 93006 \
 --shards 2 --workers 2 --steps 6000 --out R/winprob.safetensors
 python -m training.advantage --init R/exit/final.safetensors --run-dir R/random --opponent random \
@@ -41,7 +41,8 @@ R90_STAGE1 = {
     "algorithm": {"name": "vector_ppo", "learning_rate": 3.0e-4, "anneal_lr": True, "n_steps": 32,
                   "batch_size": 2048, "n_epochs": 3, "gamma": 1.0, "gae_lambda": 0.95, "clip_range": 0.2,
                   "ent_coef": 0.003, "ent_coef_final": 0.0005, "overlap": True},
-    "network": {"hidden_sizes": [256, 256], "activation": "relu", "shared_trunk": True, "suit_canonical": True},
+    "network": {"hidden_sizes": [256, 256], "activation": "relu", "shared_trunk": True,
+                "suit_canonical": True},
     "env": {"episode": "hand", "reward": "score", "score_scale": 0.25},
     "selfplay": {"opponents": {"self": 0.3, "snapshot": 0.2, "heuristic": 0.4, "random": 0.1},
                  "snapshot_interval": 500_000, "pool_size": 10},
@@ -147,9 +148,10 @@ def test_a_run_folder_of_another_layout_is_refused(tmp_path, capsys):
 TINY = ["n_envs=8", "total_timesteps=512", "algorithm.n_steps=32", "algorithm.batch_size=128",
         "network.hidden_sizes=[16]", "imitation.decisions=2000", "eval.opponents=[]", "output.progress=false",
         "output.tensorboard=false", "output.checkpoint_interval=256", "selfplay.snapshot_interval=256",
-        "stages.expert_iteration.games=2", "stages.expert_iteration.rounds=2", "stages.expert_iteration.workers=1",
-        "stages.expert_iteration.samples=2", "stages.winprob.games=300", "stages.winprob.steps=30",
-        "stages.winprob.workers=1", "stages.advantage_random.positions=40", "stages.advantage_random.workers=1",
+        "stages.expert_iteration.games=2", "stages.expert_iteration.rounds=2",
+        "stages.expert_iteration.workers=1", "stages.expert_iteration.samples=2", "stages.winprob.games=300",
+        "stages.winprob.steps=30", "stages.winprob.workers=1", "stages.advantage_random.positions=40",
+        "stages.advantage_random.workers=1",
         "stages.advantage.positions=60", "stages.advantage.workers=1", "stages.advantage.epochs=1",
         "stages.evaluate.games=4", "stages.evaluate.workers=1"]
 
@@ -172,7 +174,7 @@ def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_chain_of_commands(tmp
     run with the same arguments, writes the same weights."""
     pytest.importorskip("torch")
     import training.expert_iteration as exit_module
-    from training import advantage, distill, winprob
+    from training import advantage, winprob
     from training.train import main
 
     args = ["--config", str(DEFAULT), "--variant", "r90", *(a for s in TINY for a in ("--set", s))]
@@ -202,7 +204,8 @@ def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_chain_of_commands(tmp
     monkeypatch.setattr(exit_module, "distill", real)
     assert main(["--resume", "--run-dir", str(killed), "--until-stage", "winprob"]) == 0
     err = capsys.readouterr().err
-    assert "01-train (train): done before" in err and "02-expert_iteration (expert_iteration): resuming" in err
+    assert "01-train (train): done before" in err
+    assert "02-expert_iteration (expert_iteration): resuming" in err
     assert calls["n"] == 2  # the rerun kept round 1 (its own distillations are the real ones)
     assert (killed / "stages/03-winprob/winprob.safetensors").is_file()
     assert not (killed / "stages/04-advantage_random").exists()
@@ -219,9 +222,10 @@ def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_chain_of_commands(tmp
     stages = stages_of(load_data(DEFAULT, "r90", TINY))
     plans = plan(stages, chain)
     (chain / "stage1.yaml").parent.mkdir(parents=True)
-    (chain / "stage1.yaml").write_text(json.dumps({"default": stages[0].module.command(stages[0].cfg, {}, chain)}))
+    stage1 = stages[0].module.command(stages[0].cfg, {}, chain)
+    (chain / "stage1.yaml").write_text(json.dumps({"default": stage1}))
     assert main(["--config", str(chain / "stage1.yaml"), "--run-dir", str(plans[0]["folder"])]) == 0
-    modules = {"expert_iteration": exit_module, "winprob": winprob, "advantage": advantage, "distill": distill}
+    modules = {"expert_iteration": exit_module, "winprob": winprob, "advantage": advantage}
     for st, p in zip(stages[1:5], plans[1:5], strict=True):
         assert modules[st.kind].main(st.module.command(st.cfg, p["inputs"], p["folder"])) == 0
     for name in ("01-train/checkpoints/latest.safetensors", "02-expert_iteration/final.safetensors",
@@ -235,7 +239,8 @@ def test_a_pipeline_keeps_what_is_done_and_redoes_what_changed(tmp_path, capsys)
     from training.train import main
 
     cfg = tmp_path / "evals.yaml"
-    cfg.write_text("default:\n  stages:\n    first: {kind: evaluate, agent: random, opponent: heuristic, games: 2}\n"
+    cfg.write_text("default:\n  stages:\n"
+                   "    first: {kind: evaluate, agent: random, opponent: heuristic, games: 2}\n"
                    "    second: {kind: evaluate, agent: heuristic, opponent: random, games: 2}\n")
     run = tmp_path / "run"
     base = ["--config", str(cfg), "--run-dir", str(run)]

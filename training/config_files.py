@@ -288,6 +288,8 @@ def schema_of(model: type[BaseModel], algorithm: Any, rules: type, stages: dict[
     """The JSON Schema of a config file: ``default`` and each variant are a block of ``model`` (every key is
     optional), with ``algorithm`` as the ``algorithm:`` section's type and ``stages:`` of the stage models."""
     fields: dict[str, Any] = {"algorithm": (algorithm, None), "rules": (rules, None)}
+    stages = {k: create_model(m.__name__, __base__=m, **fields) if "algorithm" in m.model_fields else m
+              for k, m in stages.items()}  # a training stage's section holds the training keys
     if stages:
         fields["stages"] = (dict[str, Union[tuple(stages.values())] | None] | None, None)  # noqa: UP007
     block = _any_of(create_model("ConfigBlock", __base__=model, **fields).model_json_schema())
