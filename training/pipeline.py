@@ -233,9 +233,10 @@ def run_pipeline(data: dict[str, Any], run_dir: Path, command: str, from_stage: 
             status = st.module.run(args, folder, resume)
         except KeyboardInterrupt:
             status = 130
-        except (ConfigError, ValueError, OSError) as e:
-            print(f"smear-train: error: stage {st.folder_name}: {str(e).splitlines()[0][:1000]}",
-                  file=sys.stderr)
+        except Exception as e:  # a bad input file, a full disk, a bug: one line (a traceback in error.log)
+            from .train import failure_text
+
+            print(f"smear-train: error: stage {st.folder_name}: {failure_text(e, folder)}", file=sys.stderr)
             status = 1
         if status != 0:
             if status == 130:
