@@ -278,3 +278,18 @@ def test_the_schema_file_in_configs_is_the_one_smear_train_prints(capsys):
     assert json.loads(capsys.readouterr().out) == json.loads((ROOT / "configs" / "schema.json").read_text())
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         assert path.read_text().startswith("# yaml-language-server: $schema=schema.json\n"), path.name
+
+
+def test_a_failing_stage_stops_the_pipeline_with_one_line(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from training.train import main
+
+    cfg = tmp_path / "bad.yaml"
+    ckpt = ROOT / "checkpoints" / "smear_v0_default.safetensors"
+    cfg.write_text(f"default:\n  stages:\n    distill: {{init: {ckpt}, data: [{tmp_path / 'missing.npz'}]}}\n"
+                   "    evaluate: {games: 2}\n")
+    assert main(["--config", str(cfg), "--run-dir", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("smear-train: error: stage 01-distill: FileNotFoundError: ")
+    assert "Traceback" not in "\n".join(err) and (tmp_path / "run/stages/01-distill/error.log").is_file()
+    assert not (tmp_path / "run/stages/02-evaluate").exists()

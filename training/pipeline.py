@@ -24,6 +24,7 @@ import json
 import shutil
 import sys
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -234,9 +235,11 @@ def run_pipeline(data: dict[str, Any], run_dir: Path, command: str, from_stage: 
         except KeyboardInterrupt:
             status = 130
         except Exception as e:  # a bad input file, a full disk, a bug: one line (a traceback in error.log)
-            from .train import failure_text
-
-            print(f"smear-train: error: stage {st.folder_name}: {failure_text(e, folder)}", file=sys.stderr)
+            with open(folder / "error.log", "a", encoding="utf-8") as f:
+                f.write("".join(traceback.format_exception(e)) + "\n")
+            text = (str(e).splitlines() or [""])[0][:500]
+            print(f"smear-train: error: stage {st.folder_name}: {type(e).__name__}: {text} (traceback in "
+                  f"{folder / 'error.log'})", file=sys.stderr)
             status = 1
         if status != 0:
             if status == 130:
