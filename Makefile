@@ -69,30 +69,14 @@ run: $(STAMP)
 		> $(RESULTS)/quickstart.random.json
 	$(BIN)/python tools/figures.py show $(RESULTS)/quickstart.heuristic.json $(RESULTS)/quickstart.random.json
 
-# The 90-minute recipe (checkpoints/README.md, "A 90-minute recipe"): stage 1 cut to 24M decisions
-# (configs/default.yaml, variant r90; the update overlapped with the rollout: 28 minutes), four rounds of expert
-# iteration (each: a rollout search's trump, discards and cards in 2 x 400 games against the heuristic, distilled
-# into the policy with the round before's targets), a win-probability model fitted on the student's games, and
-# one advantage correction fitted on positions against the heuristic and against random (no trust region: the
-# second opponent keeps it honest; applied only within the scores it was fitted on). 66.3 minutes end to end on 2
-# idle cores (2026-12-06, 3,978 s; the win model 44 s since its grouped fit, 6,000 steps): 68.225% of 20,000
-# games vs heuristic on fresh seed 70127 (the 1,500-step model's run, 70.7 minutes: 68.385% on 70124). Deterministic given
-# its seeds: stage 1 and the students come out bit for bit the same. The agent is $(R90)/adv/final.safetensors.
+# The 90-minute recipe (checkpoints/README.md, "A 90-minute recipe"; configs/default.yaml, variant r90): the
+# training cut to 24M decisions, four rounds of expert iteration, a win model, an advantage correction fitted
+# against the heuristic and random, then 2,000 games against the heuristic. About 66 minutes on 2 idle cores;
+# deterministic given its seeds. Run again after an interruption, it continues (the stages done are kept). The
+# agent is $(R90)/stages/05-advantage/final.safetensors.
 R90 ?= runs/default-90
-R90_STAGE1 := $(R90)/stage1/checkpoints/latest.safetensors
-R90_EXIT := $(R90)/exit/final.safetensors
 default-90: $(STAMP)
-	$(BIN)/smear-train --config configs/default.yaml --variant r90 --run-dir $(R90)/stage1
-	$(BIN)/python -m training.expert_iteration --init $(R90_STAGE1) --run-dir $(R90)/exit --rounds 4 --games 400 \
-		--workers 2 --seed 96601 --window 2
-	$(BIN)/python -m training.winprob --team $(R90_EXIT) --opponent heuristic --games 20000 --seed 93006 \
-		--shards 2 --workers 2 --steps 6000 --out $(R90)/winprob.safetensors
-	$(BIN)/python -m training.advantage --init $(R90_EXIT) --run-dir $(R90)/random --opponent random \
-		--winprob $(R90)/winprob.safetensors --positions 250000 --workers 2 --seed 96302 --steps values
-	$(BIN)/python -m training.advantage --init $(R90_EXIT) --run-dir $(R90)/adv --opponent heuristic \
-		--winprob $(R90)/winprob.safetensors --positions 1000000 --workers 2 --seed 96202 \
-		--more-values $(R90)/random --max-logit-gap inf
-	$(BIN)/smear-eval $(R90)/adv/final.safetensors heuristic --games 2000 --workers 2
+	$(BIN)/smear-train --config configs/default.yaml --variant r90 --run-dir $(R90)
 
 # smear-serve's browser tests drive Debian's chromium with chromedriver: installed here when missing (as
 # root with apt-get; otherwise those tests skip and say why, unless SMEAR_REQUIRE_BROWSER is set).

@@ -31,9 +31,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from smear_env.agents.base import RandomAgent  # noqa: E402
-from smear_env.agents.batched import make_batched_agent  # noqa: E402
 from smear_env.agents.heuristic import HeuristicAgent  # noqa: E402
-from smear_env.agents.registry import make_agent  # noqa: E402
+from smear_env.agents.registry import (
+    make_agent,  # noqa: E402
+    make_batched_agent,  # noqa: E402
+)
 from smear_env.config import SmearRules  # noqa: E402
 from smear_env.observation import decode_batch  # noqa: E402
 from smear_env.vector import VectorGame  # noqa: E402

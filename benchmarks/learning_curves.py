@@ -14,7 +14,7 @@ saved as a checkpoint (``<out>/<trainer>.safetensors``, playable by ``smear-eval
 Trainers (configs as shipped, no tuning to this benchmark):
 
 * ``dmc`` -- Deep Monte-Carlo, ``configs/dmc.yaml``;
-* ``vector_ppo`` -- ``configs/scratch.yaml`` (the shipped ``scratch`` recipe), ``total_timesteps``
+* ``vector_ppo`` -- ``configs/vector_ppo.yaml``, ``total_timesteps``
   scaled to the budget (0.5M decisions per CPU minute, the rate of the 1-hour ``scratch`` run) so its
   learning-rate and entropy schedules run their course;
 * ``maskable_ppo`` -- sb3-contrib's MaskablePPO on the single-seat env (``smear_env.single_seat``; 8 envs in a
@@ -58,8 +58,8 @@ def trainer_config(name: str, minutes: float, seed: int) -> Any:
         return load_config(ROOT / "configs" / "dmc.yaml", [f"seed={seed}", "time_limit=null",
                                                             "total_timesteps=1_000_000_000"])
     if name == "vector_ppo":
-        return load_config(ROOT / "configs" / "scratch.yaml", [f"seed={seed}", "time_limit=null",
-                                                                f"total_timesteps={total}"])
+        return load_config(ROOT / "configs" / "vector_ppo.yaml", [f"seed={seed}", "time_limit=null",
+                                                                   f"total_timesteps={total}"])
     if name == "maskable_ppo":
         return load_config(None, [
             "algorithm.name=maskable_ppo", f"seed={seed}", "n_envs=8", f"total_timesteps={total}",

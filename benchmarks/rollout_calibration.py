@@ -19,6 +19,7 @@ import numpy as np
 
 from smear_env.actions import action_name
 from smear_env.agents import rollout as ro
+from smear_env.agents.registry import rollout_players
 from smear_env.config import SmearRules
 from smear_env.infoset import HiddenDeal
 from smear_env.observation import decode_batch
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=123)
     args = ap.parse_args(argv)
     rules = SmearRules()
-    team, opp = ro.rollout_players(args.base, args.opponent, rules)
+    team, opp = rollout_players(args.base, args.opponent, rules)
     n = args.positions
     vg = VectorGame(n, rules, seed=args.seed)
     obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from smear_env.agents import rollout as ro
+from smear_env.agents.registry import rollout_players
 from smear_env.config import SmearRules
 from smear_env.observation import decode_batch
 from smear_env.vector import VectorGame
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     rules = SmearRules()
-    team, opp = ro.rollout_players(args.base, "heuristic", rules)
+    team, opp = rollout_players(args.base, "heuristic", rules)
     vg = VectorGame(args.games, rules, seed=args.seed)
     rows: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {c: [] for c in ro.PHASES.values()}
     for _ in range(40):  # about one hand and a half of positions

@@ -51,7 +51,8 @@ def revalue(job: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarra
     """(n, 2): the fresh values of the changed action and of the policy's action of each row."""
     import torch
 
-    from smear_env.agents.rollout import rollout_players, rollout_values
+    from smear_env.agents.registry import rollout_players
+    from smear_env.agents.rollout import rollout_values
     from smear_env.config import SmearRules
     from smear_env.observation import decode_batch
 

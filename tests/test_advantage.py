@@ -12,7 +12,8 @@ import pytest
 
 from smear_env.agents.batched import BatchedCheckpointAgent
 from smear_env.agents.checkpoint import CheckpointError, load_agent
-from smear_env.agents.rollout import rollout_players, team_actions
+from smear_env.agents.registry import rollout_players
+from smear_env.agents.rollout import team_actions
 from smear_env.agents.shipped import checkpoint_file
 from smear_env.config import SmearRules
 from smear_env.vector import VectorGame

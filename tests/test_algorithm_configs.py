@@ -4,26 +4,25 @@ stored configs of the old flat format still load; a new algorithm is its module 
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import subprocess
 import sys
-import typing
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Literal
 
 import numpy as np
 import pytest
 import yaml
+from pydantic import Field
 
 from training import config as C
 from training.algorithms import ALGORITHMS, Algorithm, config_class
-from training.algorithms.config_base import AlgorithmConfig, Bound
+from training.algorithms.config_base import AlgorithmConfig, Fraction
 from training.config import ConfigError, from_dict, help_text, load_config, upgrade_stored
+from training.config_files import bound_text
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ("quickstart", "default", "scratch", "dmc", "rllib_ppo")
+CONFIGS = ("quickstart", "default", "scratch", "vector_ppo", "dmc", "rllib_ppo")
 
 # A run folder's config.yaml as smear-train wrote it before the per-algorithm config classes (one flat
 # algorithm section with every algorithm's keys): `dump_yaml(load_config("configs/dmc.yaml", ["n_envs=8"]))`.
@@ -78,7 +77,7 @@ def _old(**algorithm: Any) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------------------- classes
 def test_each_algorithm_has_its_own_config_class_with_only_its_keys():
-    keys = {name: {f.name for f in dataclasses.fields(config_class(name))} for name in ALGORITHMS}
+    keys = {name: set(config_class(name).model_fields) for name in ALGORITHMS}
     assert "epsilon" in keys["dmc"] and "epsilon" not in keys["ppo"] | keys["vector_ppo"]
     assert not {"gamma", "clip_range", "ent_coef", "target_kl", "norm_adv"} & keys["dmc"]
     assert {"target_kl", "norm_adv"}.isdisjoint(keys["rllib_ppo"])  # RLlib has no counterpart
@@ -98,7 +97,7 @@ ADDED_SINCE_THE_SPLIT = {"dmc": {"bid_epsilon"}, "vector_ppo": {"overlap"}}
 def test_defaults_are_the_old_flat_sections():
     """Every algorithm's defaults are those of the one flat section they replace (keys added since aside)."""
     for name in ALGORITHMS:
-        d = dataclasses.asdict(config_class(name)())
+        d = config_class(name)().model_dump()
         assert d.pop("name") == name
         added = ADDED_SINCE_THE_SPLIT.get(name, set())
         assert added <= set(d) and not added & set(C.LEGACY_ALGORITHM_DEFAULTS), name
@@ -110,18 +109,20 @@ def test_every_number_field_has_bounds_and_every_field_a_doc_in_help():
     text = help_text()
     for name in ALGORITHMS:
         cls = config_class(name)
-        docs = C.field_docs(cls)
-        assert f"  [algorithm: {name}]  " in text
-        for f in dataclasses.fields(cls):
-            assert docs.get(f.name), f"{cls.__name__}.{f.name} has no docstring"
-            assert f"  algorithm.{f.name}: " in text
-            tp = typing.get_type_hints(cls)[f.name]
-            numeric = {int, float} & set(typing.get_args(tp) or (tp,))
-            if numeric and f.name != "name":
-                assert C.bound_of(cls, f.name) is not None, f"{name}: algorithm.{f.name} has no bounds"
-                assert f"[{C.bound_text(cls, f.name)}]" in text
+        schema = cls.model_json_schema()
+        assert f"[algorithm: {name}]  " in text
+        for key, info in cls.model_fields.items():
+            assert info.description, f"{cls.__name__}.{key} has no docstring"
+            assert f"  algorithm.{key}: " in text
+            node = schema["properties"][key]
+            kinds = {o.get("type") for o in node.get("anyOf", [node])}
+            if kinds & {"integer", "number"}:
+                bounds = bound_text(node, schema.get("$defs", {}))
+                assert bounds, f"{name}: algorithm.{key} has no bounds"
+                assert f"[{bounds}]" in text
     assert "algorithm.epsilon: float = 0.05 [a number in [0, 1]]" in text
-    assert "Supports: network.suit_canonical; selfplay.opponents: self or any agent spec." in text
+    assert "Supports: imitation, suit_canonical, win_bonus." not in text  # dmc: no imitation
+    assert "[algorithm: dmc]" in text and "Supports: suit_canonical, win_bonus." in text
 
 
 def test_validate_names_no_algorithm():
@@ -213,7 +214,7 @@ def test_what_an_algorithm_does_not_support_names_the_ones_that_do():
 
 def test_a_config_section_of_the_wrong_class_is_refused():
     cfg = load_config(None, [])
-    cfg.algorithm = config_class("dmc")(name="ppo")
+    cfg.algorithm = config_class("dmc").model_construct(name="ppo")
     with pytest.raises(ConfigError, match="a DMCConfig does not hold the keys of algorithm 'ppo'"):
         C.validate(cfg)
 
@@ -283,21 +284,20 @@ def test_resume_reads_an_old_run_config(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------------------------- new algorithm
-@dataclass
 class TinyConfig(AlgorithmConfig):
     """A test algorithm: counts decisions without learning."""
 
-    name: str = "tiny"
-    decisions: int = 16
+    name: Literal["tiny"] = "tiny"
+    """Algorithm name."""
+    decisions: int = Field(16, ge=1, le=1_000)
     """Learner decisions per iterate()."""
-    noise: float | None = None
+    noise: Fraction | None = None
     """An unused number (null: none)."""
 
     supports_suit_canonical = True
     opponents = ("self",)
-    bounds: ClassVar[dict[str, Bound]] = {"decisions": Bound(1, 1_000), "noise": Bound(0.0, 1.0)}
 
-    def validate(self, cfg: C.TrainConfig) -> None:
+    def check(self, cfg: C.TrainConfig) -> None:
         if cfg.n_envs % 2:
             raise ConfigError("config key 'n_envs': algorithm 'tiny' needs an even number")
 
@@ -366,10 +366,9 @@ def test_a_new_algorithm_is_its_classes_plus_one_registry_line(tiny_registered):
     with pytest.raises(ConfigError, match="'algorithm.name': 'nope' is not one of 'ppo', .*, 'dmc', 'tiny'"):
         load_config(None, ["algorithm.name=nope"])
     text = help_text()
-    assert "  [algorithm: tiny]  A test algorithm: counts decisions without learning." in text
+    assert "[algorithm: tiny]  A test algorithm: counts decisions without learning." in text
     assert ("  algorithm.decisions: int = 16 [an integer from 1 to 1000]\n"
             "      Learner decisions per iterate().") in text
-    assert "(one of ppo, maskable_ppo, vector_ppo, rllib_ppo, dmc, tiny)" in text
 
 
 def test_smear_train_runs_a_new_algorithm(tiny_registered, tmp_path, capsys):

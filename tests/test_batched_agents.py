@@ -10,14 +10,9 @@ from hypothesis import strategies as st
 from smear_env.actions import NUM_ACTIONS
 from smear_env.agents import make_agent
 from smear_env.agents.base import RandomAgent
-from smear_env.agents.batched import (
-    BatchedCheckpointAgent,
-    BatchedRandomAgent,
-    PerSlotAgent,
-    can_vectorise,
-    make_batched_agent,
-)
+from smear_env.agents.batched import BatchedCheckpointAgent, BatchedRandomAgent, PerSlotAgent
 from smear_env.agents.checkpoint import prefixed, read_checkpoint
+from smear_env.agents.registry import can_vectorise, make_batched_agent
 from smear_env.agents.shipped import shipped_path
 from smear_env.config import SmearRules
 from smear_env.observation import OBS_SIZE

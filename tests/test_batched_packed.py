@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from smear_env.actions import NUM_ACTIONS
-from smear_env.agents.batched import BatchedRandomAgent, make_batched_agent, select_bit
+from smear_env.agents.batched import BatchedRandomAgent, select_bit
+from smear_env.agents.registry import make_batched_agent
 from smear_env.batched_table import LEARNER, BatchedTable
 from smear_env.config import SmearRules
 from smear_env.evaluation import batched as eb

@@ -87,7 +87,7 @@ def test_contracts_are_tallied_per_level_for_the_learner_bidders_only():
     assert contract_scalars({}) == {}
 
 
-@pytest.mark.parametrize("config", ["configs/dmc.yaml", "configs/scratch.yaml"])
+@pytest.mark.parametrize("config", ["configs/dmc.yaml", "configs/vector_ppo.yaml"])
 def test_smear_train_writes_per_decision_type_diagnostics_to_train_log(tmp_path, config):
     pytest.importorskip("torch")
     from training.train import main

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smear_env.agents.composite import CompositeAgent, make_composite, parse_split_spec, row_phases
+from smear_env.agents.composite import CompositeAgent, parse_split_spec, row_phases
+from smear_env.agents.registry import make_composite
 from smear_env.config import SmearRules
 from smear_env.game import BIDDING, DISCARD, PLAY, TRUMP
 from smear_env.vector import VectorGame

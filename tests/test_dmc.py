@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from smear_env.agents.batched import make_batched_agent  # noqa: E402
+from smear_env.agents.registry import make_batched_agent  # noqa: E402
 from training.config import ConfigError, load_config  # noqa: E402
 
 

@@ -144,7 +144,7 @@ def test_unusable_run_folder_is_a_message(tmp_path: Path, monkeypatch: pytest.Mo
         ({"algorithm": {"learning_rate": 0}}, "'algorithm.learning_rate': expected a number > 0"),
         ({"algorithm": {"ent_coef": float("inf")}}, "'algorithm.ent_coef': expected a finite"),
         ({"output": {"keep_checkpoints": -3}}, "'output.keep_checkpoints': expected an integer >= 0"),
-        ({"time_limit": -5}, "'time_limit': expected a number of seconds in (0, 10**7] or null"),
+        ({"time_limit": -5}, "'time_limit': expected a number in (0, 10**7] or null"),
         ({"seed": -1}, "'seed': expected an integer from 0 to 2**63 - 1"),
         ({"imitation": {"epsilon": 2}}, "'imitation.epsilon': expected a number in [0, 1]"),
         ({"eval": {"target_score": 2**30}}, "'eval.target_score': expected an integer from 1 to 1048576"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smear_env.agents.batched import make_batched_agent
-from smear_env.agents.rollout import RolloutAgent, rollout_from_spec, rollout_values, true_deal
+from smear_env.agents.registry import make_batched_agent, rollout_from_spec
+from smear_env.agents.rollout import RolloutAgent, rollout_values, true_deal
 from smear_env.config import SmearRules
 from smear_env.infoset import HiddenDeal
 from smear_env.observation import KITTY, decode_batch

@@ -10,8 +10,9 @@ import json
 import pytest
 
 from smear_env.agents import make_agent
-from smear_env.agents.batched import OneSeatAgent, can_vectorise, make_batched_agent
+from smear_env.agents.batched import OneSeatAgent
 from smear_env.agents.composite import CompositeAgent
+from smear_env.agents.registry import can_vectorise, make_batched_agent
 from smear_env.agents.rollout import RolloutAgent
 from smear_env.config import SmearRules
 from smear_env.evaluation.cli import main as eval_main

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import typing
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,6 @@ from training.config import (
     TrainConfig,
     apply_overrides,
     dump_yaml,
-    field_docs,
     from_dict,
     help_text,
     load_config,
@@ -29,7 +26,7 @@ def test_shipped_configs_load():
     q = load_config(ROOT / "configs" / "quickstart.yaml")
     d = load_config(ROOT / "configs" / "default.yaml")
     assert q.algorithm.name == "vector_ppo" and d.algorithm.name == "vector_ppo"
-    assert load_config(ROOT / "configs" / "default.yaml", variant="ppo_bc").algorithm.name == "ppo"
+    assert load_config(ROOT / "configs" / "dmc.yaml").algorithm.name == "dmc"
     tiny = load_config(ROOT / "configs" / "quickstart.yaml", variant="tiny")
     assert tiny.total_timesteps == 2_000 and tiny.network.hidden_sizes == [32]
     assert tiny.algorithm.learning_rate == q.algorithm.learning_rate  # inherited from default
@@ -128,14 +125,12 @@ def test_every_field_documented_and_in_help():
     text = help_text()
 
     def walk(cls, prefix):
-        docs = field_docs(cls)
-        hints = typing.get_type_hints(cls)
-        for f in dataclasses.fields(cls):
-            assert docs.get(f.name), f"{cls.__name__}.{f.name} has no docstring"
-            if dataclasses.is_dataclass(hints[f.name]):
-                walk(hints[f.name], f"{prefix}{f.name}.")
-            else:
-                assert f"  {prefix}{f.name}: " in text
+        for name, info in cls.model_fields.items():
+            assert info.description, f"{cls.__name__}.{name} has no docstring"
+            if hasattr(info.annotation, "model_fields"):
+                walk(info.annotation, f"{prefix}{name}.")
+            elif name not in ("algorithm", "rules"):
+                assert f"  {prefix}{name}: " in text
 
     walk(TrainConfig, "")
 
@@ -163,3 +158,24 @@ def test_every_variant_of_every_shipped_config_loads_and_validates(path):
     load_config(path)
     for variant in variants:
         assert isinstance(load_config(path, variant=variant), TrainConfig), (path.name, variant)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("seed: " + "9" * 5000, "line 2: an integer of 5,000 digits; at most 40 are read"),
+    ("seed: !!python/object/apply:os.system [echo hi]", "could not determine a constructor for the tag"),
+    ("seed: .nan", "config key 'seed': expected int, got nan (float)"),
+    ("time_limit: .nan", "config key 'time_limit': expected a finite number, got nan"),
+    ("env: {score_scale: 1e999}", "config key 'env.score_scale': expected a finite number, got inf"),
+    ("a: &a [1, 1]\n  b: [*a, *a]", "YAML aliases (*a) are not allowed"),
+    ("seed: 1\n  seed: 2", "line 3: duplicate key 'seed' (first given at line 2)"),
+])
+def test_hostile_config_files_are_one_line_errors(tmp_path, capsys, body, message):
+    """Issue 50 item 8 (the config part): a huge number, a python tag, NaN, an alias bomb or a duplicate key
+    is one `smear-train: error:` line naming it, never a traceback, and no run folder is made."""
+    p = tmp_path / "bad.yaml"
+    p.write_text(f"default:\n  {body}\n")
+    assert main(["--config", str(p), "--run-dir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("smear-train: error: ") and len(err.strip().splitlines()) == 1, err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()

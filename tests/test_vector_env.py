@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import smear_env  # noqa: F401  (registers the env ids)
-from smear_env.agents.batched import make_batched_agent
+from smear_env.agents.registry import make_batched_agent
 from smear_env.batched_table import LEARNER, BatchedTable
 from smear_env.config import RuleOptionError, SmearRules
 from smear_env.table import TableOptions

@@ -104,8 +104,8 @@ def test_heuristic_opponent_seats_play_the_heuristic():
     """selfplay.opponents heuristic: the opponent team of every game is make_batched_agent("heuristic") at the
     batched table, so every opponent decision equals HeuristicAgent's on that seat's own view; the learner's
     decisions are the only ones stored (one per lane per collect step)."""
-    from smear_env.agents.batched import make_batched_agent
     from smear_env.agents.heuristic import HeuristicAgent
+    from smear_env.agents.registry import make_batched_agent
     from smear_env.observation import decode
 
     tr = _trainer("selfplay.opponents={self: 0, random: 0, heuristic: 1}", "rules.target_score=5")

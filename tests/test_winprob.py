@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from smear_env.agents.checkpoint import CheckpointError
-from smear_env.agents.rollout import rollout_from_spec, rollout_players, rollout_values
+from smear_env.agents.registry import rollout_from_spec, rollout_players
+from smear_env.agents.rollout import rollout_values
 from smear_env.agents.shipped import shipped_path
 from smear_env.agents.winprob import WinProbability, load_winprob
 from smear_env.config import SmearRules

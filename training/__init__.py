@@ -1,8 +1,11 @@
 """Training stack for smear-rl (the only package that imports torch).
 
-* :mod:`training.config` -- config dataclasses (one docstring per field), YAML files with a ``default:`` block
-  and named variants, ``--set`` overrides, validation with "did you mean" suggestions;
+* :mod:`training.config` -- the config's pydantic models (one docstring per field);
+  :mod:`training.config_files`
+  -- YAML files with a ``default:`` block and named variants, ``--set``, one-line errors, the JSON Schema;
 * :mod:`training.train` -- the ``smear-train`` CLI and run folders (checkpoints, TensorBoard, resume);
+* :mod:`training.pipeline` and :mod:`training.stages` -- a config's stages (training, expert iteration,
+  distillation, the win model, the advantage correction, evaluation) run into one run folder;
 * :mod:`training.algorithms` -- ``ppo`` (native PyTorch PPO on the engine, all learner seats' experience),
   ``maskable_ppo`` (sb3-contrib MaskablePPO on the single-seat Gymnasium view), ``imitation`` (optional
   behaviour-cloning warm start);

@@ -86,7 +86,8 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
                    ) -> dict[str, np.ndarray]:
     """Step 1 in one process: ``positions`` rows ``obs`` (float16), ``mask``, ``value`` ((n, 72) float32
     exact values in the true deal, NaN where illegal) and ``policy`` (the policy's greedy action)."""
-    from smear_env.agents.rollout import rollout_players, team_actions, true_deal, values_in_deals
+    from smear_env.agents.registry import rollout_players
+    from smear_env.agents.rollout import team_actions, true_deal, values_in_deals
     from smear_env.observation import decode_batch
     from smear_env.vector import VectorGame
 
@@ -311,7 +312,7 @@ def label_rows(agent: Any, opponent: str, rows: int, seed: int, rules: SmearRule
     """Step 3: ``rows`` decisions (more than one legal action) of ``agent`` (seats 0 and 2, a batched agent
     that does not draw) against ``opponent`` as distillation targets
     (:data:`training.distill.TARGET_KEYS`)."""
-    from smear_env.agents.batched import make_batched_agent
+    from smear_env.agents.registry import make_batched_agent
     from smear_env.agents.rollout import team_actions
     from smear_env.vector import VectorGame
 
@@ -403,6 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--steps", type=_steps, default=list(DEFAULT_STEPS),
                     help=f"comma-separated steps to run, of {', '.join(STEPS)} (default: values,fit)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--resume", action="store_true", help="keep a values step of --run-dir done for the same "
+                    "policy, opponent, objective, positions, share and seeds (its files intact) instead of "
+                    "valuing again")
     return ap
 
 
@@ -413,6 +417,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             build_parser().error(f"--{key.replace('_', '-')} must be >= 1")
     if not args.margin >= 0 or not args.max_logit_gap >= 0:
         build_parser().error("--margin and --max-logit-gap must be >= 0")
+    given = [a for a in (list(argv) if argv is not None else sys.argv[1:]) if a != "--resume"]
+    return run(args, " ".join(["python -m training.advantage", *given]))
+
+
+def values_done(record: dict[str, Any], init: str, args: argparse.Namespace, files: list[str]) -> bool:
+    """Whether ``record`` (a round.json) holds the values step that ``args`` asks for, with its files."""
+    rec = record.get("values") or {}
+    want = {"policy_sha256": file_sha256(init), "opponent": args.opponent, "winprob": args.winprob,
+            "positions": args.positions, "share": args.share,
+            "seeds": [args.seed + i for i in range(len(files))]}
+    return all(rec.get(k) == v for k, v in want.items()) and all(Path(f).is_file() for f in files)
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    """The steps of ``args`` (:func:`build_parser`'s) in ``args.run_dir``."""
     from smear_env.agents.shipped import checkpoint_file
 
     rules = SmearRules()
@@ -421,8 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     init = checkpoint_file(args.init)
     record_path = run / "round.json"
     record: dict[str, Any] = json.loads(record_path.read_text()) if record_path.exists() else {}
-    given = list(argv) if argv is not None else sys.argv[1:]
-    record["command"] = " ".join(["python -m training.advantage", *given])
+    record["command"] = command
     values_files = [str(run / f"values_{i}.npz") for i in range(args.workers)]
     final_file = run / "final.safetensors"
     labels_file = run / "labels.npz"
@@ -430,7 +448,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, flush=True)
 
-    if "values" in args.steps:
+    if "values" in args.steps and getattr(args, "resume", False) and values_done(record, init, args,
+                                                                                  values_files):
+        log(f"values: kept the {args.positions} positions of {values_files[0]}...")
+    elif "values" in args.steps:
         t0 = time.monotonic()
         parts = even_shares(args.positions, args.workers)
         jobs = [{"policy": init, "opponent": args.opponent, "positions": parts[i], "seed": args.seed + i,
@@ -474,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{'everywhere' if box is None else box})")
     if "labels" in args.steps:
         t0 = time.monotonic()
-        from smear_env.agents.batched import make_batched_agent
+        from smear_env.agents.registry import make_batched_agent
 
         agent = make_batched_agent(str(final_file), rules)
         data = label_rows(agent, args.opponent, args.label_rows, args.seed + 100, rules)

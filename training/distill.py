@@ -215,7 +215,7 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
             "changed_rows": float(changed.sum()), "changes_dropped_by_min_gain": float(dropped), **learned}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m training.distill", description=__doc__.split("\n\n")[0])
     ap.add_argument("--init", required=True, help="checkpoint file or shipped agent name to start from")
     ap.add_argument("--data", nargs="+", required=True, help="targets files (.npz) of a rollout agent")
@@ -229,9 +229,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--min-gain", type=float, default=None,
                     help="keep only the changes the search valued at least this much above the policy's "
                     "action (targets recorded with their q values)")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if not args.changed_weight > 0:
         ap.error(f"--changed-weight must be > 0, not {args.changed_weight}")
+    return run(args, " ".join(["python -m training.distill", *(argv or sys.argv[1:])]))
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    """Distil the targets of ``args`` (:func:`build_parser`'s) into ``args.init``'s policy: ``args.out``."""
     from smear_env.agents.shipped import checkpoint_file
 
     init = checkpoint_file(args.init)
@@ -244,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record = {"init": args.init, "data": [str(p) for p in args.data], "epochs": args.epochs, "lr": args.lr,
               "batch": args.batch, "seed": args.seed, "changed_weight": args.changed_weight,
               "min_gain": args.min_gain,
-              "command": " ".join(["python -m training.distill", *(argv or sys.argv[1:])]),
+              "command": command,
               **res, "seconds": round(time.monotonic() - t0, 1)}
     out_meta = distilled_metadata(meta, "distill", record)
     save_policy(args.out, policy.state_dict(), out_meta)

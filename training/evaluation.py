@@ -52,7 +52,7 @@ def evaluate_policy(policy: Any, opponent: str, rules: SmearRules, games: int = 
     """Duplicate match policy (team A, greedy) vs ``opponent`` (agent spec). Returns win rate of the policy
     (draw = 1/2) with its 95% interval, mean score margin per hand and games played. ``engine``: "auto"
     (batched when the opponent can be vectorised), "batched" or "reference" (the Lockstep of tables)."""
-    from smear_env.agents.batched import can_vectorise, make_batched_agent
+    from smear_env.agents.registry import can_vectorise, make_batched_agent
     from smear_env.evaluation.batched import play_pairs
     from smear_env.evaluation.results import aggregate
 

@@ -54,7 +54,7 @@ def search_spec(policy: str, opponent: str, samples: int, phases: str, options: 
 def generate(spec: str, opponent: str, games: int, seed: int, out: str) -> dict[str, Any]:
     """Play ``games`` duplicate games (seed ``seed``) of the rollout agent ``spec`` against ``opponent``,
     write its decisions to ``out``; the match's figures."""
-    from smear_env.agents.rollout import rollout_from_spec
+    from smear_env.agents.registry import rollout_from_spec
 
     from .diagnostics import match_with_bids
 
@@ -76,7 +76,7 @@ def _generate_star(args: tuple[str, str, int, int, str]) -> dict[str, Any]:
     return generate(*args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m training.expert_iteration",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--init", required=True, help="checkpoint file or shipped agent name of round 0")
@@ -101,24 +101,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--min-gain", type=float, default=None,
                     help="distillation: keep only the changes the search valued at least this much above "
                     "the policy's action")
+    ap.add_argument("--resume", action="store_true", help="keep the rounds of --run-dir that are done "
+                    "(their checkpoint and log line written) and run the others")
+    return ap
+
+
+def done_rounds(run: Path) -> int:
+    """How many rounds of run folder ``run`` are done: log lines whose checkpoints exist, in order."""
+    n = 0
+    if (run / "log.jsonl").is_file():
+        for line in (run / "log.jsonl").read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                break
+            if rec.get("round") != n + 1 or not (run / f"round{n + 1}.safetensors").is_file():
+                break
+            n += 1
+    return n
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if not args.changed_weight > 0:
         ap.error(f"--changed-weight must be > 0, not {args.changed_weight}")
     for key in ("rounds", "games", "workers", "samples", "epochs", "batch", "window"):
         if getattr(args, key) < 1:
             ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
-    from smear_env.agents.rollout import rollout_from_spec
+    given = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--resume"]
+    return run(args, " ".join(["python -m training.expert_iteration", *given]))
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    """The rounds of ``args`` (:func:`build_parser`'s); ``args.resume``: keep the rounds already done."""
+    from smear_env.agents.registry import rollout_from_spec
     from smear_env.agents.shipped import checkpoint_file
 
     rollout_from_spec(search_spec(checkpoint_file(args.init), args.opponent, args.samples, args.phases,
                                   args.search_options)).close()  # a bad option fails here, not in a worker
     run = Path(args.run_dir)
     run.mkdir(parents=True, exist_ok=True)
-    command = " ".join(["python -m training.expert_iteration", *(argv if argv is not None else sys.argv[1:])])
     (run / "command.txt").write_text(command + "\n")
     policy_path = checkpoint_file(args.init)
     torch.set_num_threads(1)
-    for rnd in range(1, args.rounds + 1):
+    first = 1
+    if args.resume:
+        first = done_rounds(run) + 1
+        if first > 1:
+            policy_path = str(run / f"round{first - 1}.safetensors")
+            print(f"resumed after round {first - 1}", flush=True)
+        log = run / "log.jsonl"
+        lines = log.read_text().splitlines()[:first - 1] if log.exists() else []
+        log.write_text("".join(ln + "\n" for ln in lines))
+    elif (run / "log.jsonl").exists():
+        (run / "log.jsonl").unlink()
+    for rnd in range(first, args.rounds + 1):
         t0 = time.monotonic()
         spec = search_spec(policy_path, args.opponent, args.samples, args.phases, args.search_options)
         jobs = [(spec, args.opponent, args.games, args.seed + (rnd - 1) * args.workers + w,

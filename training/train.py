@@ -5,6 +5,12 @@
     smear-train --config configs/default.yaml --variant small    # a named variant of the file
     smear-train --run-dir runs/default --resume                  # continue a stopped run
     smear-train --help-config                                    # every config field, default and doc
+    smear-train --schema > smear-train.schema.json               # the JSON Schema of config files
+    smear-train --config configs/default.yaml --variant r90 --run-dir runs/r90   # a pipeline of stages
+
+A config file with ``stages:`` is a pipeline (:mod:`training.pipeline`): its stages run in order into
+``RUN/stages/NN-id/``; running it again continues it (the stages done are kept), ``--from-stage`` and
+``--until-stage`` run a part. A config without ``stages:`` trains one run in the run folder itself:
 
 Run folder: ``config.yaml`` (the resolved config), ``command.txt``, ``train.log`` (evaluations, JSON
 lines), ``tb/`` (TensorBoard: losses, bid statistics, win rates vs the baselines), ``win_rate.png`` (the
@@ -57,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "deleted)")
     ap.add_argument("--help-config", action="store_true",
                     help="print every config field with its doc and exit")
+    ap.add_argument("--schema", action="store_true",
+                    help="print the JSON Schema of config files (for editors: docs/training.md) and exit")
+    ap.add_argument("--from-stage", metavar="ID", help="pipeline: start at this stage (those before it done)")
+    ap.add_argument("--until-stage", metavar="ID", help="pipeline: stop after this stage")
     return ap
 
 
@@ -598,8 +608,7 @@ def _agent_files(cfg: TrainConfig) -> list[tuple[str, Path]]:
     """(config key, file) of every file the run reads while it trains: ``init_from``, and agent specs that
     name files (checkpoint opponents, teachers, evaluation opponents)."""
     out: list[tuple[str, Path]] = []
-    specs = [("init_from", cfg.init_from), ("imitation.teacher", cfg.imitation.teacher),
-             ("env.winprob", cfg.env.winprob)]
+    specs = [("init_from", cfg.init_from), ("imitation.teacher", cfg.imitation.teacher)]
     specs += [(f"selfplay.opponents.{k}", k) for k in cfg.selfplay.opponents]
     specs += [("eval.opponents", k) for k in cfg.eval.opponents]
     for key, spec in specs:
@@ -662,6 +671,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.help_config:
         print(help_text())
         return 0
+    if args.schema:
+        from .config import schema
+        from .stages import stage_configs
+
+        print(json.dumps(schema(stage_configs()), indent=1))
+        return 0
     try:
         with interrupt_signals():
             return _main(ap, args, argv)
@@ -676,6 +691,11 @@ def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
     try:
         if args.resume and args.overwrite:
             ap.error("--resume continues a run and --overwrite starts it afresh: give one of them")
+        status = _maybe_pipeline(args, argv)
+        if status is not None:
+            return status
+        if args.from_stage or args.until_stage:
+            ap.error("--from-stage and --until-stage are for a config with stages:")
         if args.resume:
             if not args.run_dir and not args.config:
                 ap.error("--resume needs --run-dir (or --config, whose default run folder is used)")
@@ -718,6 +738,30 @@ def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
         return _error(e)
     except OSError as e:
         return _error(f"{e.strerror or e}" + (f": {e.filename}" if e.filename else ""), status=1)
+
+
+def _maybe_pipeline(args: argparse.Namespace, argv: list[str] | None) -> int | None:
+    """Run the pipeline when the config (or the resumed run folder) has ``stages:``; None otherwise."""
+    from .pipeline import PIPELINE_FILE, check_run_dir, has_stages, load_data, run_pipeline
+
+    if args.resume:
+        if not args.run_dir or not (Path(args.run_dir) / PIPELINE_FILE).is_file():
+            return None
+        run_dir = Path(args.run_dir)
+        data = load_data(run_dir / PIPELINE_FILE, None, args.overrides)
+    elif args.config:
+        data = load_data(args.config, args.variant, args.overrides)
+        if not has_stages(data):
+            return None
+        name = Path(args.config).stem + (f"-{args.variant}" if args.variant else "")
+        run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / name
+        check_run_dir(run_dir, args.overwrite)
+    else:
+        return None
+    check_writable(run_dir)
+    words = [os.path.basename(sys.argv[0]) or "smear-train", *(sys.argv[1:] if argv is None else argv)]
+    return run_pipeline(data, run_dir, " ".join(shlex.quote(a) for a in words), args.from_stage,
+                        args.until_stage)
 
 
 MAX_MESSAGE = 2000

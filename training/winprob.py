@@ -35,7 +35,8 @@ def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, 
             ) -> tuple[np.ndarray, np.ndarray]:
     """(X (n, 3): own score, other score, own team deals; y (n,): ``team`` won) over the hand starts of
     ``games`` finished games."""
-    from smear_env.agents.rollout import rollout_players, team_actions
+    from smear_env.agents.registry import rollout_players
+    from smear_env.agents.rollout import team_actions
     from smear_env.vector import VectorGame
 
     a, b = rollout_players(team, opponent, rules)
@@ -137,7 +138,8 @@ def fit(x: np.ndarray, y: np.ndarray, hidden_sizes: Sequence[int], target: int, 
     with torch.no_grad():
         held = float(bce(forward(xv), yv))
     p = float(y[train].mean())
-    const = float(-(y[val] * np.log(p) + (1 - y[val]) * np.log(1 - p)).mean())
+    q = min(max(p, 1e-6), 1 - 1e-6)  # a team that always wins or always loses: a finite constant loss
+    const = float(-(y[val] * np.log(q) + (1 - y[val]) * np.log(1 - q)).mean())
     tensors = {f"winprob.{i}.{k}": getattr(layer, k).detach() for i, layer in enumerate(layers)
                for k in ("weight", "bias")}
     return tensors, {"held_out_log_loss": held, "constant_log_loss": const, "win_rate": p,
@@ -153,26 +155,35 @@ def grouped(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return cells.astype(np.float32), won.astype(np.float32), count.astype(np.float32)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m training.winprob", description=__doc__.split("\n\n")[0])
     ap.add_argument("--team", default="default", help="agent spec of seats 0 and 2 (does not draw)")
     ap.add_argument("--opponent", default="heuristic", help="agent spec of seats 1 and 3 (does not draw)")
     ap.add_argument("--games", type=int, default=20000)
     ap.add_argument("--hidden", type=int, nargs="+", default=[32, 32])
     ap.add_argument("--steps", type=int, default=6000,
-                    help="full-batch Adam steps (before 2026-12-06 the default was 1500, which underfits the "
-                         "scores near the target: docs/training-diagnosis.md, section 11)")
+                    help="full-batch Adam steps (1500 underfit the scores near the target)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shards", type=int, default=1, help="shares of the games, each on its own deal seed "
                     "(1: --seed itself); the model depends on this, not on --workers")
     ap.add_argument("--workers", type=int, default=1, help="processes that play the shares")
     ap.add_argument("--out", required=True)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if args.games < 1 or args.steps < 1 or any(h < 1 for h in args.hidden):
         ap.error("--games, --steps and --hidden must be >= 1")
     for key in ("shards", "workers"):
         if getattr(args, key) < 1:
             ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
+    return run(args, " ".join(["python -m training.winprob", *(argv or sys.argv[1:])]))
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    """Collect the games of ``args`` (:func:`build_parser`'s), fit, write ``args.out``."""
     torch.set_num_threads(1)
     rules = SmearRules()
     t0 = time.monotonic()
@@ -180,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tensors, res = fit(x, y, args.hidden, rules.target_score, args.steps, args.seed)
     record = {"team": args.team, "opponent": args.opponent, "games": args.games, "steps": args.steps,
               "seed": args.seed, "shards": args.shards,
-              "command": " ".join(["python -m training.winprob", *(argv or sys.argv[1:])]),
+              "command": command,
               **res, "seconds": round(time.monotonic() - t0, 1)}
     meta = base_metadata(rules, {"hidden_sizes": list(args.hidden), "activation": "tanh"}, KIND, 0,
                          training=record)

@@ -7,9 +7,9 @@ only) are imported lazily by :func:`make_agent`, so importing this package stays
 """
 
 from .base import Agent, CallableAgent, RandomAgent, has_view_fast_path
-from .batched import BatchedAgent, PerSlotAgent, can_vectorise, make_batched_agent
+from .batched import BatchedAgent, PerSlotAgent
 from .heuristic import HeuristicAgent
-from .registry import make_agent
+from .registry import can_vectorise, make_agent, make_batched_agent
 
 __all__ = [
     "Agent", "BatchedAgent", "CallableAgent", "HeuristicAgent", "PerSlotAgent", "RandomAgent",

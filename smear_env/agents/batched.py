@@ -39,7 +39,6 @@ Two optional members speed up the batched table and the evaluator without changi
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -55,9 +54,7 @@ __all__ = [
     "BatchedRandomAgent",
     "OneSeatAgent",
     "PerSlotAgent",
-    "can_vectorise",
     "check_batch",
-    "make_batched_agent",
 ]
 
 
@@ -477,88 +474,3 @@ class OneSeatAgent:
 
     def close(self) -> None:
         self.batched.close()
-
-
-SEARCH_PREFIXES = ("rollout:", "split:")
-"""Specs whose agent is batched by nature (:func:`make_batched_agent` builds it directly)."""
-
-
-# ----------------------------------------------------------------------------------------------- registry
-def _kind(spec: str) -> str:
-    """``"random"``, ``"heuristic"``, ``"checkpoint"``, ``"search"`` (a :data:`SEARCH_PREFIXES` spec) or
-    ``"per_slot"`` for a spec, resolved in the order of
-    :func:`~smear_env.agents.registry.make_agent` (not validated: a bad spec is ``"per_slot"``, and
-    :func:`make_batched_agent` then raises what ``make_agent`` raises)."""
-    from .registry import is_checkpoint_spec
-    from .shipped import SHIPPED_AGENTS
-
-    text = spec.strip()
-    base, _, opts = text.partition(":")
-    if text.startswith(("cmd:", "cmd[")):
-        return "per_slot"
-    if text.startswith(SEARCH_PREFIXES):
-        return "search"
-    if base in ("random", "heuristic") and not opts:
-        return base
-    if base == "pimc":
-        return "per_slot"
-    if base in SHIPPED_AGENTS:
-        return "per_slot" if opts else "checkpoint"
-    if is_checkpoint_spec(text):
-        return "checkpoint"
-    return "per_slot"
-
-
-def can_vectorise(spec: str) -> bool:
-    """Whether :func:`make_batched_agent` ``(spec)`` gives a vectorised agent (no per-row Python agent loop):
-    ``random``, ``heuristic``, a shipped agent's name, a checkpoint file, a ``rollout:`` search, a ``split:``
-    of two such specs. ``pimc``/``cmd:`` specs (and specs that are not valid at all) give False."""
-    if not isinstance(spec, str):
-        return False
-    text = spec.strip()
-    if text.startswith("split:"):
-        from .composite import parse_split_spec
-
-        try:
-            return all(can_vectorise(half) for half in parse_split_spec(text))
-        except ValueError:
-            return False
-    return _kind(text) != "per_slot"
-
-
-def make_batched_agent(spec: str, rules: SmearRules | None = None) -> BatchedAgent:
-    """Any agent spec that :func:`~smear_env.agents.registry.make_agent` accepts, in batched form (see the
-    module docstring), named by its spec. A bad spec raises what ``make_agent`` raises for it."""
-    from .registry import make_agent
-    from .shipped import SHIPPED_AGENTS, shipped_path
-
-    if not isinstance(spec, str):
-        make_agent(spec, rules)  # raises TypeError naming the valid specs
-    rules = rules if rules is not None else SmearRules()
-    text = spec.strip()
-    kind = _kind(text)
-    if kind == "random":
-        return BatchedRandomAgent(name=text)
-    if kind == "heuristic":
-        from .heuristic_batched import BatchedHeuristicAgent
-
-        return BatchedHeuristicAgent(rules, name=text)
-    if kind == "checkpoint":
-        if text in SHIPPED_AGENTS:
-            path = str(shipped_path(text))
-        elif os.path.isfile(text):
-            path = text
-        else:
-            make_agent(text, rules)  # raises FileNotFoundError naming the spec
-            raise AssertionError("unreachable")  # pragma: no cover
-        return BatchedCheckpointAgent.from_checkpoint(path, rules, name=text)
-    if kind == "search":
-        if text.startswith("rollout:"):
-            from .rollout import rollout_from_spec
-
-            return rollout_from_spec(text, rules)
-        from .composite import composite_from_spec
-
-        return composite_from_spec(text, rules)
-    probe = make_agent(text, rules)  # validates the spec (options, program name) before any slot starts
-    return PerSlotAgent(lambda: make_agent(text, rules), name=text, spare=probe)

@@ -16,16 +16,14 @@ syntax ``split:bid=<spec>,play=<spec>``, an agent spec of :func:`~smear_env.agen
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..config import SmearRules
 from ..game import BIDDING, DISCARD, PLAY, TRUMP
 from ..observation import SLICES
-from .batched import BatchedAgent, check_batch, make_batched_agent
+from .batched import BatchedAgent, check_batch
 
-__all__ = ["BID_PHASES", "PLAY_PHASES", "CompositeAgent", "make_composite", "parse_split_spec", "row_phases"]
+__all__ = ["BID_PHASES", "PLAY_PHASES", "CompositeAgent", "parse_split_spec", "row_phases"]
 
 BID_PHASES = (BIDDING, TRUMP)
 PLAY_PHASES = (DISCARD, PLAY)
@@ -86,20 +84,6 @@ class CompositeAgent:
             self.play.close()
 
 
-def make_composite(bid_spec: str, play_spec: str, rules: SmearRules | None = None,
-                   name: str | None = None) -> CompositeAgent:
-    """A :class:`CompositeAgent` from two agent specs (``"scratch"``, ``"heuristic"``, a checkpoint file,
-    ...), named ``split:bid=<bid_spec>,play=<play_spec>`` unless ``name`` is given."""
-    rules = rules if rules is not None else SmearRules()
-    bid = make_batched_agent(bid_spec, rules)
-    try:
-        play = make_batched_agent(play_spec, rules)
-    except BaseException:
-        bid.close()
-        raise
-    return CompositeAgent(bid, play, name if name is not None else f"split:bid={bid_spec},play={play_spec}")
-
-
 def parse_split_spec(spec: str) -> tuple[str, str]:
     """``(bid_spec, play_spec)`` of ``split:bid=<spec>,play=<spec>`` (both keys, once each, in any order);
     a ``ValueError`` naming the spec and the expected form otherwise. A comma-separated piece whose key is
@@ -122,9 +106,3 @@ def parse_split_spec(spec: str) -> tuple[str, str]:
     if set(parts) != {"bid", "play"}:
         raise ValueError(f"bad composite spec {spec!r}: expected {form} (both bid= and play=)")
     return parts["bid"], parts["play"]
-
-
-def composite_from_spec(spec: str, rules: SmearRules | None = None) -> Any:
-    """:func:`make_composite` of a ``split:bid=...,play=...`` spec."""
-    bid, play = parse_split_spec(spec)
-    return make_composite(bid, play, rules, name=spec)

@@ -31,8 +31,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from ..config import SmearRules
 from .base import Agent, RandomAgent
+from .batched import BatchedAgent, BatchedCheckpointAgent, BatchedRandomAgent, OneSeatAgent, PerSlotAgent
+from .composite import CompositeAgent, parse_split_spec
+from .rollout import ROLLOUT_OPTIONS, ROLLOUT_PREFIX, RolloutAgent
 from .shipped import SHIPPED_AGENTS, shipped_path
 from .specs import parse_key_values
 
@@ -138,8 +143,6 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
         except TypeError as e:  # pragma: no cover - check_options names the bad option first
             raise ValueError(f"bad agent spec {spec!r}: {e}") from None
     elif text.startswith(("rollout:", "split:")):
-        from .batched import OneSeatAgent, make_batched_agent  # lazy: a search loads its players
-
         agent = OneSeatAgent(make_batched_agent(text, rules))
     elif base in SHIPPED_AGENTS:
         if opts:
@@ -164,3 +167,161 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
 
 
 __all__ = ["BUILTIN_NAMES", "check_options", "is_checkpoint_spec", "make_agent", "parse_options"]
+
+
+# ------------------------------------------------------------------ batched agents and the search specs
+SEARCH_PREFIXES = ("rollout:", "split:")
+"""Specs whose agent is batched by nature (:func:`make_batched_agent` builds it directly)."""
+
+
+def _kind(spec: str) -> str:
+    """``"random"``, ``"heuristic"``, ``"checkpoint"``, ``"search"`` (a :data:`SEARCH_PREFIXES` spec) or
+    ``"per_slot"`` for a spec, resolved in the order of
+    :func:`~smear_env.agents.registry.make_agent` (not validated: a bad spec is ``"per_slot"``, and
+    :func:`make_batched_agent` then raises what ``make_agent`` raises)."""
+    text = spec.strip()
+    base, _, opts = text.partition(":")
+    if text.startswith(("cmd:", "cmd[")):
+        return "per_slot"
+    if text.startswith(SEARCH_PREFIXES):
+        return "search"
+    if base in ("random", "heuristic") and not opts:
+        return base
+    if base == "pimc":
+        return "per_slot"
+    if base in SHIPPED_AGENTS:
+        return "per_slot" if opts else "checkpoint"
+    if is_checkpoint_spec(text):
+        return "checkpoint"
+    return "per_slot"
+
+
+def can_vectorise(spec: str) -> bool:
+    """Whether :func:`make_batched_agent` ``(spec)`` gives a vectorised agent (no per-row Python agent loop):
+    ``random``, ``heuristic``, a shipped agent's name, a checkpoint file, a ``rollout:`` search, a ``split:``
+    of two such specs. ``pimc``/``cmd:`` specs (and specs that are not valid at all) give False."""
+    if not isinstance(spec, str):
+        return False
+    text = spec.strip()
+    if text.startswith("split:"):
+        try:
+            return all(can_vectorise(half) for half in parse_split_spec(text))
+        except ValueError:
+            return False
+    return _kind(text) != "per_slot"
+
+
+def make_batched_agent(spec: str, rules: SmearRules | None = None) -> BatchedAgent:
+    """Any agent spec that :func:`~smear_env.agents.registry.make_agent` accepts, in batched form (see the
+    module docstring), named by its spec. A bad spec raises what ``make_agent`` raises for it."""
+    if not isinstance(spec, str):
+        make_agent(spec, rules)  # raises TypeError naming the valid specs
+    rules = rules if rules is not None else SmearRules()
+    text = spec.strip()
+    kind = _kind(text)
+    if kind == "random":
+        return BatchedRandomAgent(name=text)
+    if kind == "heuristic":
+        from .heuristic_batched import BatchedHeuristicAgent
+
+        return BatchedHeuristicAgent(rules, name=text)
+    if kind == "checkpoint":
+        if text in SHIPPED_AGENTS:
+            path = str(shipped_path(text))
+        elif os.path.isfile(text):
+            path = text
+        else:
+            make_agent(text, rules)  # raises FileNotFoundError naming the spec
+            raise AssertionError("unreachable")  # pragma: no cover
+        return BatchedCheckpointAgent.from_checkpoint(path, rules, name=text)
+    if kind == "search":
+        if text.startswith("rollout:"):
+            return rollout_from_spec(text, rules)
+        return composite_from_spec(text, rules)
+    probe = make_agent(text, rules)  # validates the spec (options, program name) before any slot starts
+    return PerSlotAgent(lambda: make_agent(text, rules), name=text, spare=probe)
+
+
+def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgent:
+    """A :class:`RolloutAgent` from a ``rollout:key=value,...`` spec (keys ``base`` -- default ``default``
+    --, ``opponent`` -- default the base --, ``samples``, ``phases``, ``margin``); an unknown key or a
+    value of the wrong type is an error naming the allowed ones."""
+    text = spec.strip()
+    if not text.startswith(ROLLOUT_PREFIX):
+        raise ValueError(f"bad rollout spec {spec!r}: it must start with {ROLLOUT_PREFIX!r}")
+    hint = "valid options: " + ", ".join(f"{k} ({v})" for k, v in ROLLOUT_OPTIONS.items())
+    options = parse_key_values(spec, text[len(ROLLOUT_PREFIX):], hint)
+    unknown = sorted(set(options) - set(ROLLOUT_OPTIONS))
+    if unknown:
+        raise ValueError(f"bad rollout spec {spec!r}: unknown option(s) {unknown}; {hint}")
+    rules = rules if rules is not None else SmearRules()
+    base_spec = str(options.get("base", "default"))
+    opp_spec = str(options.get("opponent", base_spec))
+    samples = options.get("samples", 32)
+    margin = options.get("margin", 0.0)
+    if isinstance(margin, bool) or not isinstance(margin, int | float):
+        raise ValueError(f"bad rollout spec {spec!r}: margin must be a number >= 0, not {margin!r}")
+    phases = tuple(str(options.get("phases", "bid")).split("+"))
+    objective = None
+    try:
+        if "winprob" in options:
+            from .winprob import load_winprob
+
+            objective = load_winprob(str(options["winprob"]), rules)
+    except ValueError as e:
+        raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
+    try:
+        team, opp = rollout_players(base_spec, opp_spec, rules)
+    except ValueError as e:
+        raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
+    base = make_batched_agent(base_spec, rules)
+    try:
+        return RolloutAgent(base, rules, team=team, opponent=opp, samples=samples, phases=phases,
+                            margin=float(margin), name=text, objective=objective)
+    except ValueError as e:
+        for a in (team, opp, base):
+            a.close()
+        raise ValueError(f"bad rollout spec {spec!r}: {e}; {hint}") from None
+
+
+def rollout_players(team: str, opponent: str, rules: SmearRules, rng: np.random.Generator | None = None
+                    ) -> tuple[Any, Any]:
+    """The rollouts' two players from agent specs, their slots 0-3 started as seats 0-3: what
+    :func:`rollout_values` and :func:`play_out` take. They must not draw (a greedy checkpoint or the
+    heuristic), so that a rollout depends only on the sampled deal -- unless ``rng`` is given: then a player
+    that draws (``random``, a sampling checkpoint) is allowed, its slots' generators come from ``rng``, and a
+    rollout is one sample of its continuation (the same seed gives the same samples). The rollout *search*
+    never passes one."""
+    seed_rng = np.random.default_rng(0) if rng is None else rng  # without rng: never drawn from (checked)
+    players = []
+    for spec in (team, opponent):
+        agent = make_batched_agent(spec, rules)
+        if rng is None and getattr(agent, "draws", True):
+            for a in (*players, agent):
+                a.close()
+            raise ValueError(f"the rollout players must not draw (a greedy checkpoint or the heuristic), "
+                             f"not {agent.name!r}")
+        for seat in range(4):
+            agent.start_game(seat, seat, rules, seed_rng)
+        players.append(agent)
+    return players[0], players[1]
+
+
+def make_composite(bid_spec: str, play_spec: str, rules: SmearRules | None = None,
+                   name: str | None = None) -> CompositeAgent:
+    """A :class:`CompositeAgent` from two agent specs (``"scratch"``, ``"heuristic"``, a checkpoint file,
+    ...), named ``split:bid=<bid_spec>,play=<play_spec>`` unless ``name`` is given."""
+    rules = rules if rules is not None else SmearRules()
+    bid = make_batched_agent(bid_spec, rules)
+    try:
+        play = make_batched_agent(play_spec, rules)
+    except BaseException:
+        bid.close()
+        raise
+    return CompositeAgent(bid, play, name if name is not None else f"split:bid={bid_spec},play={play_spec}")
+
+
+def composite_from_spec(spec: str, rules: SmearRules | None = None) -> Any:
+    """:func:`make_composite` of a ``split:bid=...,play=...`` spec."""
+    bid, play = parse_split_spec(spec)
+    return make_composite(bid, play, rules, name=spec)

@@ -39,8 +39,8 @@ from ..observation import PHASE, decode_batch
 from ..vector import VectorGame
 from .slots import _check_start, _SlotTable, check_batch
 
-__all__ = ["PHASES", "ROLLOUT_PREFIX", "RolloutAgent", "play_out", "rollout_from_spec", "rollout_players",
-           "rollout_values", "team_actions", "true_deal", "values_in_deals"]
+__all__ = ["PHASES", "ROLLOUT_OPTIONS", "ROLLOUT_PREFIX", "RolloutAgent", "play_out", "rollout_values",
+           "team_actions", "true_deal", "values_in_deals"]
 
 PHASES = {"bid": int(BIDDING), "trump": int(TRUMP), "discard": int(DISCARD), "play": int(PLAY)}
 """Phase names of the ``phases`` option and their engine codes."""
@@ -274,76 +274,7 @@ class RolloutAgent:
 
 
 ROLLOUT_PREFIX = "rollout:"
-_OPTIONS = {"base": "an agent spec", "opponent": "an agent spec", "samples": "an integer >= 1",
-            "phases": "'+'-joined phases", "margin": "a number >= 0",
-            "winprob": "a win-probability model file (python -m training.winprob): the search's objective"}
-
-
-def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgent:
-    """A :class:`RolloutAgent` from a ``rollout:key=value,...`` spec (keys ``base`` -- default ``default``
-    --, ``opponent`` -- default the base --, ``samples``, ``phases``, ``margin``); an unknown key or a
-    value of the wrong type is an error naming the allowed ones."""
-    from .batched import make_batched_agent
-    from .specs import parse_key_values
-
-    text = spec.strip()
-    if not text.startswith(ROLLOUT_PREFIX):
-        raise ValueError(f"bad rollout spec {spec!r}: it must start with {ROLLOUT_PREFIX!r}")
-    hint = "valid options: " + ", ".join(f"{k} ({v})" for k, v in _OPTIONS.items())
-    options = parse_key_values(spec, text[len(ROLLOUT_PREFIX):], hint)
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise ValueError(f"bad rollout spec {spec!r}: unknown option(s) {unknown}; {hint}")
-    rules = rules if rules is not None else SmearRules()
-    base_spec = str(options.get("base", "default"))
-    opp_spec = str(options.get("opponent", base_spec))
-    samples = options.get("samples", 32)
-    margin = options.get("margin", 0.0)
-    if isinstance(margin, bool) or not isinstance(margin, int | float):
-        raise ValueError(f"bad rollout spec {spec!r}: margin must be a number >= 0, not {margin!r}")
-    phases = tuple(str(options.get("phases", "bid")).split("+"))
-    objective = None
-    try:
-        if "winprob" in options:
-            from .winprob import load_winprob
-
-            objective = load_winprob(str(options["winprob"]), rules)
-    except ValueError as e:
-        raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
-    try:
-        team, opp = rollout_players(base_spec, opp_spec, rules)
-    except ValueError as e:
-        raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
-    base = make_batched_agent(base_spec, rules)
-    try:
-        return RolloutAgent(base, rules, team=team, opponent=opp, samples=samples, phases=phases,
-                            margin=float(margin), name=text, objective=objective)
-    except ValueError as e:
-        for a in (team, opp, base):
-            a.close()
-        raise ValueError(f"bad rollout spec {spec!r}: {e}; {hint}") from None
-
-
-def rollout_players(team: str, opponent: str, rules: SmearRules, rng: np.random.Generator | None = None
-                    ) -> tuple[Any, Any]:
-    """The rollouts' two players from agent specs, their slots 0-3 started as seats 0-3: what
-    :func:`rollout_values` and :func:`play_out` take. They must not draw (a greedy checkpoint or the
-    heuristic), so that a rollout depends only on the sampled deal -- unless ``rng`` is given: then a player
-    that draws (``random``, a sampling checkpoint) is allowed, its slots' generators come from ``rng``, and a
-    rollout is one sample of its continuation (the same seed gives the same samples). The rollout *search*
-    never passes one."""
-    from .batched import make_batched_agent
-
-    seed_rng = np.random.default_rng(0) if rng is None else rng  # without rng: never drawn from (checked)
-    players = []
-    for spec in (team, opponent):
-        agent = make_batched_agent(spec, rules)
-        if rng is None and getattr(agent, "draws", True):
-            for a in (*players, agent):
-                a.close()
-            raise ValueError(f"the rollout players must not draw (a greedy checkpoint or the heuristic), "
-                             f"not {agent.name!r}")
-        for seat in range(4):
-            agent.start_game(seat, seat, rules, seed_rng)
-        players.append(agent)
-    return players[0], players[1]
+ROLLOUT_OPTIONS = {"base": "an agent spec", "opponent": "an agent spec", "samples": "an integer >= 1",
+                   "phases": "'+'-joined phases", "margin": "a number >= 0",
+                   "winprob": "a win-probability model file (the winprob stage): the search's objective"}
+"""The options of a ``rollout:`` spec (:func:`smear_env.agents.registry.rollout_from_spec`)."""

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ..agents.batched import PerSlotAgent, can_vectorise, make_batched_agent
+from ..agents.batched import PerSlotAgent
+from ..agents.registry import can_vectorise, make_batched_agent
 from ..batched_table import BatchedTable
 from ..config import SmearRules
 from ..game import POINT_NAMES

@@ -59,7 +59,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..actions import NUM_ACTIONS
-from ..agents.batched import BatchedRandomAgent, make_batched_agent
+from ..agents.batched import BatchedRandomAgent
+from ..agents.registry import make_batched_agent
 from ..batched_table import LEARNER, BatchedStep, BatchedTable
 from ..config import RuleOptionError, SmearRules
 from ..observation import OBS_HIGH, OBS_LOW

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from smear_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
-from smear_env.agents.batched import make_batched_agent
+from smear_env.agents.registry import make_batched_agent
 from smear_env.batched_table import LEARNER as LEARNER_KEY
 from smear_env.batched_table import BatchedStep, BatchedTable
 from smear_env.observation import OBS_SIZE
@@ -217,8 +217,7 @@ class DMCTrainer(OwnPolicyTrainer):
         cfg, a = self.cfg, self.cfg.algorithm
         batch = self.collect(a.n_steps * cfg.n_envs)
         n = len(batch["act"])
-        frac = min(1.0, self.step / cfg.total_timesteps)
-        lr = a.learning_rate * (1.0 - frac) if a.anneal_lr else a.learning_rate
+        lr = a.lr_at(self.step, cfg.total_timesteps)
         for g in self.optimizer.param_groups:
             g["lr"] = lr
         obs = torch.from_numpy(batch["obs"])

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import Literal
 
-from .config_base import Bound, UpdateConfig
+from .config_base import Fraction, UpdateConfig
 
 
-@dataclass
 class DMCConfig(UpdateConfig):
     """Deep Monte-Carlo: Q over the 72 masked actions regressed on each decision's Monte-Carlo return,
     epsilon-greedy actors on the batched table (smear_env.batched_table); saved with Q as the logits. No
     imitation warm start (it learns action values, not a policy to clone into). Opponents: itself ("self") or
     any agent spec, no "snapshot"."""
 
-    name: str = "dmc"
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 over total_timesteps."""
-    epsilon: float = 0.05
+    name: Literal["dmc"] = "dmc"  # type: ignore[assignment]
+    """Algorithm, one of training.algorithms.ALGORITHMS."""
+    epsilon: Fraction = 0.05
     """Probability that an actor takes a uniformly random legal action instead of the highest-Q one."""
-    bid_epsilon: float | None = None
+    bid_epsilon: Fraction | None = None
     """The same probability at bid decisions (None: ``epsilon``). Bids are about a tenth of the decisions and
     each has few legal actions; a greedy actor that rates one bid low never tries it again, so its Q-value is
     learnt from exploration alone (bid 2, which the dealer after three passes should prefer to 3 or 4, was
@@ -29,4 +26,3 @@ class DMCConfig(UpdateConfig):
     supports_suit_canonical = True
     supports_imitation = False
     supports_snapshot = False  # no pool of its past selves: "self" and any agent spec
-    bounds: ClassVar[dict[str, Bound]] = {"epsilon": Bound(0.0, 1.0), "bid_epsilon": Bound(0.0, 1.0)}

@@ -80,7 +80,7 @@ def generate_batched(teacher: str, rules: SmearRules, decisions: int, seed: int,
     ``score_scale``, :func:`~smear_env.table.shaped_team_rewards`) as its return (0 for the passes of a
     thrown-in hand and for a hand cut off by ``max_cycles``). Whole hands only: the rows of hands still
     open when ``decisions`` is reached are dropped."""
-    from smear_env.agents.batched import make_batched_agent
+    from smear_env.agents.registry import make_batched_agent
     from smear_env.batched_table import BatchedTable
     from smear_env.vector import random_actions
 

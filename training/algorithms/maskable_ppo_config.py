@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Literal
 
 from .ppo_config import PPOConfig
 
 
-@dataclass
 class MaskablePPOConfig(PPOConfig):
     """sb3-contrib MaskablePPO on the single-seat Gymnasium view, one learning seat per env (also reads
     vec_env and selfplay.partner_refresh_interval)."""
 
-    name: str = "maskable_ppo"
+    name: Literal["maskable_ppo"] = "maskable_ppo"  # type: ignore[assignment]
+    """Algorithm, one of training.algorithms.ALGORITHMS."""
 
     supports_suit_canonical = False
     supports_init_from = False

@@ -3,52 +3,40 @@ that the other PPO trainers share (torch-free: read by config validation)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import Literal
 
-from .config_base import Bound, UpdateConfig
+from .config_base import Fraction, NonNegative, Positive, UpdateConfig
 
 
-@dataclass
 class PPOHyperparameters(UpdateConfig):
     """The clipped-surrogate PPO keys every PPO trainer reads."""
 
-    anneal_lr: bool = True
-    """Decay the learning rate linearly towards 0 over total_timesteps, never below 5% of learning_rate."""
-    gamma: float = 1.0
+    gamma: Fraction = 1.0
     """Discount factor (1.0: an episode is short and the score is what counts)."""
-    gae_lambda: float = 0.95
+    gae_lambda: Fraction = 0.95
     """GAE lambda."""
-    clip_range: float = 0.2
+    clip_range: Positive = 0.2
     """PPO clipping of the probability ratio."""
-    ent_coef: float = 0.01
+    ent_coef: NonNegative = 0.01
     """Entropy bonus coefficient at the start of training."""
-    ent_coef_final: float | None = None
+    ent_coef_final: NonNegative | None = None
     """Entropy coefficient reached linearly at the end of training (None: constant ent_coef)."""
-    vf_coef: float = 0.5
+    vf_coef: NonNegative = 0.5
     """Value loss coefficient."""
 
-    bounds: ClassVar[dict[str, Bound]] = {
-        "gamma": Bound(0.0, 1.0),
-        "gae_lambda": Bound(0.0, 1.0),
-        "clip_range": Bound(0.0, None, lo_incl=False),
-        "ent_coef": Bound(0.0, None),
-        "ent_coef_final": Bound(0.0, None),
-        "vf_coef": Bound(0.0, None),
-    }
+    lr_floor = 0.05
 
 
-@dataclass
 class PPOConfig(PPOHyperparameters):
     """Native PyTorch PPO that steps many tables in lock-step (smear_env.table) and learns from every seat
     the learner plays -- all four in pure self-play."""
 
-    name: str = "ppo"
-    target_kl: float | None = None
+    name: Literal["ppo"] = "ppo"
+    """Algorithm, one of training.algorithms.ALGORITHMS."""
+    target_kl: Positive | None = None
     """Stop the epochs of an update early when the approximate KL exceeds this (None: never)."""
     norm_adv: bool = True
     """Normalize advantages per minibatch."""
 
     supports_suit_canonical = True
     supports_init_from = True
-    bounds: ClassVar[dict[str, Bound]] = {"target_kl": Bound(0.0, None, lo_incl=False)}

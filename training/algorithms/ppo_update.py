@@ -23,11 +23,10 @@ from .ppo_config import PPOConfig
 
 def schedules(a: PPOConfig, step: int, total_timesteps: int) -> tuple[float, float]:
     """(learning rate, entropy coefficient) of a PPO update after ``step`` learner decisions: with
-    ``anneal_lr`` the learning rate decays linearly to 0 over ``total_timesteps``, never below 5% of
-    ``learning_rate``; the entropy coefficient moves linearly to ``ent_coef_final`` when it is given."""
+    ``anneal_lr`` the learning rate is :meth:`~training.algorithms.config_base.AlgorithmConfig.lr_at`'s;
+    the entropy coefficient moves linearly to ``ent_coef_final`` when it is given."""
     frac = min(1.0, step / total_timesteps)
-    lr = a.learning_rate * (1.0 - frac) if a.anneal_lr else a.learning_rate
-    lr = max(lr, a.learning_rate * 0.05)
+    lr = a.lr_at(step, total_timesteps)
     ent_coef = a.ent_coef
     if a.ent_coef_final is not None:
         ent_coef += (a.ent_coef_final - a.ent_coef) * frac

@@ -8,7 +8,7 @@ warm-starts it). Games are played by ``ray.num_env_runners`` Ray actors (``n_env
 on a local Ray started for the run or on the cluster at ``ray.address``.
 
 Config mapping: ``n_steps * n_envs`` decisions per update (``train_batch_size_per_learner``), ``batch_size``
-(minibatch), ``n_epochs``, ``learning_rate`` (linear decay to 5% with ``anneal_lr``), ``ent_coef`` ->
+(minibatch), ``n_epochs``, ``learning_rate`` (the schedule of ``anneal_lr``), ``ent_coef`` ->
 ``ent_coef_final``, ``gamma``, ``gae_lambda``, ``clip_range``, ``vf_coef``, ``max_grad_norm``; no KL penalty
 (as the native PPO; ``target_kl`` has no RLlib counterpart and is not a key here); ``env.win_bonus`` must be
 0. Rewards: ``env.reward="score"`` times ``env.score_scale`` (as the native trainers); observations are scaled
@@ -91,7 +91,7 @@ class RLlibPPOTrainer(ForeignModelPolicy):
             # None: a new local Ray, as documented (Ray's own None joins any cluster it finds running)
             ray.init(address=r.address or "local", **kwargs)
         total = cfg.total_timesteps
-        lr = [[0, a.learning_rate], [total, a.learning_rate * 0.05]] if a.anneal_lr else a.learning_rate
+        lr = a.lr_schedule(total)
         ent = a.ent_coef if a.ent_coef_final is None else [[0, a.ent_coef], [total, a.ent_coef_final]]
         env_config = {**cfg.rules.to_dict(), "episode": cfg.env.episode, "reward": cfg.env.reward,
                       "max_cycles": cfg.env.max_cycles, "obs_scale": obs_scale().tolist(),

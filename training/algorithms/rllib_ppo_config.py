@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from .config_base import ConfigError
 from .ppo_config import PPOHyperparameters
@@ -15,7 +14,6 @@ ACTIVATIONS = ("relu", "tanh")
 """network.activation values RLlib's MLP has."""
 
 
-@dataclass
 class RLlibPPOConfig(PPOHyperparameters):
     """Ray RLlib's PPO, one masked policy shared by the four seats in self-play (selfplay.opponents must be
     "self" only), sampling on Ray workers (the ray section); needs pip install "smear-rl[rllib]"."""
@@ -26,13 +24,12 @@ class RLlibPPOConfig(PPOHyperparameters):
     supports_win_bonus: ClassVar[bool] = False
     opponents: ClassVar[tuple[str, ...] | None] = ("self",)
 
-    name: str = "rllib_ppo"
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 5% of learning_rate at total_timesteps (RLlib's schedule)."""
+    name: Literal["rllib_ppo"] = "rllib_ppo"  # type: ignore[assignment]
+    """Algorithm, one of training.algorithms.ALGORITHMS."""
 
-    def validate(self, cfg: TrainConfig) -> None:
+    def check(self, cfg: TrainConfig) -> None:
         """network.activation must be one RLlib's MLP has."""
-        super().validate(cfg)
+        super().check(cfg)
         if cfg.network.activation not in ACTIVATIONS:
             raise ConfigError(f"config key 'network.activation': {cfg.network.activation!r} is not available "
                               f"with rllib_ppo; allowed values: {', '.join(map(repr, ACTIVATIONS))}")

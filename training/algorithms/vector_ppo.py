@@ -55,7 +55,7 @@ import numpy as np
 import torch
 
 from smear_env.actions import PASS_ACTION, TRUMP_ACTION_BASE
-from smear_env.agents.batched import make_batched_agent
+from smear_env.agents.registry import make_batched_agent
 from smear_env.batched_table import LEARNER, BatchedStep, BatchedTable
 from smear_env.observation import OBS_SIZE
 from smear_env.table import TableOptions

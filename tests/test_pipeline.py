@@ -1,0 +1,295 @@
+"""Training pipelines (issue 51): stages registered like algorithms, run into one run folder with their
+inputs and outputs recorded; configs/default.yaml's r90 variant is `make default-90`'s chain of commands."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from training.config import ConfigError, from_dict, load_config
+from training.config_files import safe_load_bounded
+from training.pipeline import load_data, plan, stages_of
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = ROOT / "configs" / "default.yaml"
+
+# `make default-90` as it was, a chain of six commands (R = its run folder).
+R90_CHAIN = """\
+smear-train --config configs/default.yaml --variant r90 --run-dir R/stage1
+python -m training.expert_iteration --init R/stage1/checkpoints/latest.safetensors --run-dir R/exit \
+--rounds 4 --games 400 --workers 2 --seed 96601 --window 2
+python -m training.winprob --team R/exit/final.safetensors --opponent heuristic --games 20000 --seed 93006 \
+--shards 2 --workers 2 --steps 6000 --out R/winprob.safetensors
+python -m training.advantage --init R/exit/final.safetensors --run-dir R/random --opponent random \
+--winprob R/winprob.safetensors --positions 250000 --workers 2 --seed 96302 --steps values
+python -m training.advantage --init R/exit/final.safetensors --run-dir R/adv --opponent heuristic \
+--winprob R/winprob.safetensors --positions 1000000 --workers 2 --seed 96202 --more-values R/random \
+--max-logit-gap inf
+smear-eval R/adv/final.safetensors heuristic --games 2000 --workers 2
+"""
+# Where the pipeline keeps what the chain's commands wrote.
+R90_PATHS = {"R/stage1": "R/stages/01-train", "R/exit": "R/stages/02-expert_iteration",
+             "R/winprob.safetensors": "R/stages/03-winprob/winprob.safetensors",
+             "R/random": "R/stages/04-advantage_random", "R/adv": "R/stages/05-advantage"}
+# The chain's first command trained configs/default.yaml's default block with variant r90 merged, as it was.
+R90_STAGE1 = {
+    "total_timesteps": 24_000_000, "time_limit": None, "n_envs": 256, "seed": 12,
+    "algorithm": {"name": "vector_ppo", "learning_rate": 3.0e-4, "anneal_lr": True, "n_steps": 32,
+                  "batch_size": 2048, "n_epochs": 3, "gamma": 1.0, "gae_lambda": 0.95, "clip_range": 0.2,
+                  "ent_coef": 0.003, "ent_coef_final": 0.0005, "overlap": True},
+    "network": {"hidden_sizes": [256, 256], "activation": "relu", "shared_trunk": True,
+                "suit_canonical": True},
+    "env": {"episode": "hand", "reward": "score", "score_scale": 0.25},
+    "selfplay": {"opponents": {"self": 0.3, "snapshot": 0.2, "heuristic": 0.4, "random": 0.1},
+                 "snapshot_interval": 500_000, "pool_size": 10},
+    "imitation": {"teacher": "heuristic", "decisions": 600_000, "epochs": 2, "batched": True},
+    "eval": {"interval": 4_000_000, "games": 200, "opponents": ["random", "heuristic"]},
+    "output": {"checkpoint_interval": 2_000_000, "keep_checkpoints": 0},
+}
+
+
+def _parsers():
+    from smear_env.evaluation.cli import build_parser as eval_parser
+    from training.advantage import build_parser as advantage_parser
+    from training.expert_iteration import build_parser as exit_parser
+    from training.winprob import build_parser as winprob_parser
+
+    return {"expert_iteration": exit_parser(), "winprob": winprob_parser(), "advantage": advantage_parser(),
+            "evaluate": eval_parser()}
+
+
+def _moved(word: str) -> str:
+    for old, new in sorted(R90_PATHS.items(), key=lambda kv: -len(kv[0])):
+        if word == old or word.startswith(old + "/"):
+            return new + word[len(old):]
+    return word
+
+
+def test_r90_stages_get_exactly_the_arguments_of_the_makefile_chain():
+    """Each stage of the r90 pipeline is called with the arguments `make default-90`'s command for it had
+    (parsed by the same parser; only the paths moved into RUN/stages/NN-id/), and its training stage with the
+    config the chain's smear-train line trained."""
+    stages = stages_of(load_data(DEFAULT, "r90", []))
+    plans = plan(stages, Path("R"))
+    chain = [shlex.split(line) for line in R90_CHAIN.replace("\\\n", "").splitlines()]
+    assert [s.kind for s in stages] == ["train", "expert_iteration", "winprob", "advantage", "advantage",
+                                        "evaluate"]
+    assert stages[0].cfg == from_dict(R90_STAGE1)
+    parsers = _parsers()
+    for st, p, old in zip(stages[1:], plans[1:], chain[1:], strict=True):
+        words = old[3:] if old[0] == "python" else old[1:]
+        want = parsers[st.kind].parse_args([_moved(w) for w in words])
+        got = parsers[st.kind].parse_args(st.module.command(st.cfg, p["inputs"], p["folder"]))
+        assert vars(got) == vars(want), st.id
+
+
+def test_config_errors_of_a_pipeline_are_one_line_naming_the_key(tmp_path):
+    cases = [
+        ({"stages": {"trian": {}}}, "unknown config key 'stages.trian'; did you mean 'stages.train'?"),
+        ({"stages": {"x": {"kind": "winprb"}}}, "'stages.x.kind': 'winprb' is not one of 'train', "),
+        ({"stages": {"winprob": {"gmaes": 3}}}, "unknown config key 'stages.winprob.gmaes'; did you mean "
+                                                 "'stages.winprob.games'?"),
+        ({"stages": {"winprob": {"games": 0}}}, "'stages.winprob.games': expected an integer from 1 to"),
+        ({"stages": {"evaluate": {}}}, "'stages.evaluate.agent': no stage before 'evaluate' writes a policy"),
+        ({"stages": {"train": {}, "advantage": {"more_values": ["train"]}}},
+         "'stages.advantage.more_values': stage 'train' writes no values before stage 'advantage'"),
+        ({"stages": {"train": {"algorithm": {"n_epoch": 2}}}}, "stages.train: unknown config key "
+                                                               "'algorithm.n_epoch'"),
+        ({"stages": {}}, "config key 'stages': expected a mapping of stage id -> section"),
+    ]
+    for data, message in cases:
+        with pytest.raises(ConfigError) as e:
+            stages = stages_of(data)
+            plan(stages, tmp_path)
+        assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_single_stage_config_is_todays_run_and_a_pipeline_trains_its_top_level_keys():
+    quick = load_data(ROOT / "configs" / "quickstart.yaml", None, [])
+    assert "stages" not in quick
+    stages = stages_of(load_data(DEFAULT, None, []))
+    assert stages[0].cfg == load_config(DEFAULT)  # the top-level keys: the training stage's
+
+
+def test_every_config_file_validates_against_the_schema(capsys):
+    """`smear-train --schema` is the JSON Schema that every file in configs/ (every variant) validates
+    against, and it catches what validation catches."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from training.train import main
+
+    assert main(["--schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    validator = jsonschema.Draft202012Validator(schema)
+    files = sorted((ROOT / "configs").glob("*.yaml"))
+    assert len(files) >= 5
+    for path in files:
+        doc = safe_load_bounded(path.read_text())
+        errors = list(validator.iter_errors(doc))
+        assert not errors, (path.name, errors[0].message)
+    for bad in ({"default": {"n_envs": 0}}, {"default": {"algorithm": {"learning_rte": 1}}},
+                {"default": {"stages": {"winprob": {"games": "many"}}}}, {"small": {}}):
+        assert list(validator.iter_errors(bad)), bad
+
+
+def test_a_run_folder_of_another_layout_is_refused(tmp_path, capsys):
+    from training.train import main
+
+    run = tmp_path / "r90"
+    (run / "stage1" / "checkpoints").mkdir(parents=True)
+    assert main(["--config", str(DEFAULT), "--variant", "r90", "--run-dir", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "holds files that are not a pipeline run's (stage1)" in err and len(err.splitlines()) == 1
+
+
+TINY = ["n_envs=8", "total_timesteps=512", "algorithm.n_steps=32", "algorithm.batch_size=128",
+        "network.hidden_sizes=[16]", "imitation.decisions=2000", "eval.opponents=[]", "output.progress=false",
+        "output.tensorboard=false", "output.checkpoint_interval=256", "selfplay.snapshot_interval=256",
+        "stages.expert_iteration.games=2", "stages.expert_iteration.rounds=2",
+        "stages.expert_iteration.workers=1", "stages.expert_iteration.samples=2", "stages.winprob.games=300",
+        "stages.winprob.steps=30", "stages.winprob.workers=1", "stages.advantage_random.positions=40",
+        "stages.advantage_random.workers=1",
+        "stages.advantage.positions=60", "stages.advantage.workers=1", "stages.advantage.epochs=1",
+        "stages.evaluate.games=4", "stages.evaluate.workers=1"]
+
+
+def _tensors(path: Path) -> dict[str, np.ndarray]:
+    from smear_env.agents.checkpoint import read_checkpoint
+
+    return read_checkpoint(path)[0]
+
+
+def _same(a: Path, b: Path) -> bool:
+    ta, tb = _tensors(a), _tensors(b)
+    return ta.keys() == tb.keys() and all(np.array_equal(ta[k], tb[k]) for k in ta)
+
+
+@pytest.mark.slow
+def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_chain_of_commands(tmp_path, capsys, monkeypatch):
+    """A tiny-budget r90 runs end to end; interrupted in expert iteration's second round and run again, it
+    keeps the training stage and round 1 and ends with the same files; and the chain of commands it replaces,
+    run with the same arguments, writes the same weights."""
+    pytest.importorskip("torch")
+    import training.expert_iteration as exit_module
+    from training import advantage, winprob
+    from training.train import main
+
+    args = ["--config", str(DEFAULT), "--variant", "r90", *(a for s in TINY for a in ("--set", s))]
+    full = tmp_path / "full"
+    assert main([*args, "--run-dir", str(full)]) == 0, capsys.readouterr().err
+    records = {p.parent.name: json.loads(p.read_text()) for p in full.glob("stages/*/stage.json")}
+    assert sorted(records) == ["01-train", "02-expert_iteration", "03-winprob", "04-advantage_random",
+                               "05-advantage", "06-evaluate"]
+    assert all(r["status"] == "done" and r["outputs"] for r in records.values())
+    assert json.loads((full / "stages/06-evaluate/result.json").read_text())["games"] == 4
+    assert (full / "pipeline.yaml").is_file() and "--variant r90" in (full / "command.txt").read_text()
+
+    # a kill in the middle stage: round 2 of expert iteration never finishes
+    killed = tmp_path / "killed"
+    calls = {"n": 0}
+    real = exit_module.distill
+
+    def dies_in_round_2(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(exit_module, "distill", dies_in_round_2)
+    assert main([*args, "--run-dir", str(killed), "--until-stage", "winprob"]) == 130
+    assert "interrupted in stage 02-expert_iteration" in capsys.readouterr().err
+    monkeypatch.setattr(exit_module, "distill", real)
+    assert main(["--resume", "--run-dir", str(killed), "--until-stage", "winprob"]) == 0
+    err = capsys.readouterr().err
+    assert "01-train (train): done before" in err
+    assert "02-expert_iteration (expert_iteration): resuming" in err
+    assert calls["n"] == 2  # the rerun kept round 1 (its own distillations are the real ones)
+    assert (killed / "stages/03-winprob/winprob.safetensors").is_file()
+    assert not (killed / "stages/04-advantage_random").exists()
+    assert main(["--resume", "--run-dir", str(killed), "--from-stage", "advantage_random"]) == 0
+    for name in ("01-train/checkpoints/latest.safetensors", "02-expert_iteration/final.safetensors",
+                 "03-winprob/winprob.safetensors", "05-advantage/final.safetensors"):
+        assert _same(full / "stages" / name, killed / "stages" / name), name
+    # run again: every stage is kept
+    assert main(["--resume", "--run-dir", str(killed)]) == 0
+    assert capsys.readouterr().err.count("done before") == 6
+
+    # the chain of commands, with the same arguments
+    chain = tmp_path / "chain"
+    stages = stages_of(load_data(DEFAULT, "r90", TINY))
+    plans = plan(stages, chain)
+    (chain / "stage1.yaml").parent.mkdir(parents=True)
+    stage1 = stages[0].module.command(stages[0].cfg, {}, chain)
+    (chain / "stage1.yaml").write_text(json.dumps({"default": stage1}))
+    assert main(["--config", str(chain / "stage1.yaml"), "--run-dir", str(plans[0]["folder"])]) == 0
+    modules = {"expert_iteration": exit_module, "winprob": winprob, "advantage": advantage}
+    for st, p in zip(stages[1:5], plans[1:5], strict=True):
+        assert modules[st.kind].main(st.module.command(st.cfg, p["inputs"], p["folder"])) == 0
+    for name in ("01-train/checkpoints/latest.safetensors", "02-expert_iteration/final.safetensors",
+                 "03-winprob/winprob.safetensors", "05-advantage/final.safetensors"):
+        assert _same(full / "stages" / name, chain / "stages" / name), name
+
+
+def test_a_pipeline_keeps_what_is_done_and_redoes_what_changed(tmp_path, capsys):
+    """A cheap pipeline (two evaluations): run, run again (kept), change one stage's arguments (that stage
+    redone, the other kept), --until-stage, --from-stage with an earlier stage not done, --overwrite."""
+    from training.train import main
+
+    cfg = tmp_path / "evals.yaml"
+    cfg.write_text("default:\n  stages:\n"
+                   "    first: {kind: evaluate, agent: random, opponent: heuristic, games: 2}\n"
+                   "    second: {kind: evaluate, agent: heuristic, opponent: random, games: 2}\n")
+    run = tmp_path / "run"
+    base = ["--config", str(cfg), "--run-dir", str(run)]
+    assert main(base) == 0
+    first = run / "stages" / "01-first"
+    record = json.loads((first / "stage.json").read_text())
+    assert record["status"] == "done" and record["args"][:2] == ["random", "heuristic"]
+    assert record["outputs"]["result"]["path"] == str(first / "result.json")
+    capsys.readouterr()
+    assert main(base) == 0
+    assert capsys.readouterr().err.count("done before with these arguments and inputs; kept") == 2
+    assert main([*base, "--set", "stages.second.games=4"]) == 0
+    err = capsys.readouterr().err
+    assert "01-first (evaluate): done before" in err and "02-second (evaluate): running" in err
+    assert json.loads((run / "stages/02-second/result.json").read_text())["games"] == 4
+    assert (run / "command.txt").read_text().count("\n") == 3
+    fresh = tmp_path / "fresh"
+    assert main(["--config", str(cfg), "--run-dir", str(fresh), "--until-stage", "first"]) == 0
+    assert not (fresh / "stages" / "02-second").exists()
+    assert main(["--config", str(cfg), "--run-dir", str(tmp_path / "none"), "--from-stage", "second"]) == 2
+    assert "--from-stage 'second': stage 01-first before it is not done" in capsys.readouterr().err
+    assert main(["--resume", "--run-dir", str(fresh), "--from-stage", "second"]) == 0
+    assert (fresh / "stages" / "02-second" / "result.json").is_file()
+    assert main([*base, "--overwrite"]) == 0
+    assert "01-first (evaluate): running" in capsys.readouterr().err
+
+
+def test_the_schema_file_in_configs_is_the_one_smear_train_prints(capsys):
+    """configs/schema.json (what the shipped configs' `# yaml-language-server: $schema=schema.json` line
+    points editors at) is `smear-train --schema`: regenerate it with
+    `smear-train --schema > configs/schema.json` after changing a config field."""
+    from training.train import main
+
+    assert main(["--schema"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads((ROOT / "configs" / "schema.json").read_text())
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        assert path.read_text().startswith("# yaml-language-server: $schema=schema.json\n"), path.name
+
+
+def test_a_failing_stage_stops_the_pipeline_with_one_line(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from training.train import main
+
+    cfg = tmp_path / "bad.yaml"
+    ckpt = ROOT / "checkpoints" / "smear_v0_default.safetensors"
+    cfg.write_text(f"default:\n  stages:\n    distill: {{init: {ckpt}, data: [{tmp_path / 'missing.npz'}]}}\n"
+                   "    evaluate: {games: 2}\n")
+    assert main(["--config", str(cfg), "--run-dir", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("smear-train: error: stage 01-distill: FileNotFoundError: ")
+    assert "Traceback" not in "\n".join(err) and (tmp_path / "run/stages/01-distill/error.log").is_file()
+    assert not (tmp_path / "run/stages/02-evaluate").exists()

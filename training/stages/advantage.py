@@ -1,0 +1,86 @@
+"""Stage ``advantage``: exact action values in the true deals, and a correction fitted on them
+(:mod:`training.advantage`); a values step already done for the same arguments is kept on resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from ..algorithms.config_base import Fraction, NonNegative, Positive
+from . import StageConfig, cli_args
+
+
+class Config(StageConfig):
+    """One advantage round: ``values`` (every legal action of a share of the team's decisions played out in
+    the true deal, valued by ``winprob``), ``fit`` (a correction on the policy, written as
+    ``final.safetensors``), optionally ``labels`` and ``distill``."""
+
+    kind: Literal["advantage"] = "advantage"
+    """Stage kind."""
+    init: str | None = None
+    """The policy to improve: a stage id, a checkpoint file or a shipped agent (None: the latest policy of
+    the stages before)."""
+    opponent: str = "heuristic"
+    """Agent spec of the other team (the values step may face one that draws)."""
+    more_values: list[str] = []
+    """Ids of earlier advantage stages whose values (the same init and winprob) the fit also uses."""
+    winprob: str | None = None
+    """The objective: a winprob stage's id or a win-probability file (None: the hand's score difference)."""
+    positions: int = Field(1_000_000, ge=1, le=10**9)
+    """Positions valued in the values step."""
+    share: dict[Literal["bid", "trump", "discard", "play"], Fraction] = {}
+    """Share of the team's decisions valued per phase (phases left out: bid 0.5, trump 1, discard 0.3,
+    play 0.15)."""
+    workers: int = Field(2, ge=1, le=256)
+    """Processes of the values step (each its own seed: the values depend on it)."""
+    epochs: int = Field(5, ge=1, le=1_000)
+    """Epochs of the fit."""
+    lr: Positive = 3e-4
+    """Learning rate of the fit."""
+    batch: int = Field(1024, ge=1, le=2**18)
+    """Minibatch of the fit."""
+    margin: NonNegative = 0.04
+    """The corrected policy changes an action only where the correction's best is this much better."""
+    max_logit_gap: NonNegative | None = 3.0
+    """The correction may take only actions whose policy logit is at most this far below the greedy one's
+    (None: any action)."""
+    score_range: Literal["fitted", "everywhere"] = "fitted"
+    """fitted: the correction applies only within the scores of the positions it was fitted on."""
+    label_rows: int = Field(2_000_000, ge=1, le=10**9)
+    """Distillation targets of the labels step."""
+    distill_epochs: int = Field(3, ge=1, le=1_000)
+    """Epochs of the distill step."""
+    distill_lr: Positive = 1e-4
+    """Learning rate of the distill step."""
+    steps: list[Literal["values", "fit", "labels", "distill"]] = Field(["values", "fit"], min_length=1)
+    """Steps to run, in order."""
+    seed: int = Field(0, ge=0, le=2**62)
+    """Seed of the values step's games (worker i: seed + i) and of the fit."""
+
+    inputs = {"init": "policy", "winprob": "winprob", "more_values": "values"}
+    latest = ("init",)
+    outputs = {"values": "round.json", "policy": "final.safetensors"}
+
+
+def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
+    args = ["--init", inputs["init"], "--run-dir", str(folder)]
+    if inputs.get("winprob"):
+        args += ["--winprob", inputs["winprob"]]
+    if inputs.get("more_values"):
+        args += ["--more-values", *(str(Path(p).parent) for p in inputs["more_values"])]
+    skip = ("init", "winprob", "more_values", "share", "steps", "max_logit_gap")
+    args += cli_args(cfg, skip) + ["--steps", ",".join(cfg.steps)]
+    args += ["--max-logit-gap", "inf" if cfg.max_logit_gap is None else repr(cfg.max_logit_gap)]
+    if cfg.share:
+        args += ["--share", ",".join(f"{k}={v!r}" for k, v in cfg.share.items())]
+    return args
+
+
+def run(args: list[str], folder: Path, resume: bool) -> int:
+    from ..advantage import build_parser
+    from ..advantage import run as run_round
+
+    ns = build_parser().parse_args([*args, *(["--resume"] if resume else [])])
+    return run_round(ns, " ".join(["python -m training.advantage", *args]))
