@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import action_name, parse_action
+from ..actions import action_name, parse_action, short_repr
 from ..config import RuleOptionError, SmearRules
 from ..game import IllegalActionError
 from .choices import FALLBACK, agent_options, display_name, hint_specs, is_checkpoint, why_not
@@ -66,6 +66,12 @@ STATIC = Path(__file__).parent / "static"
 MAX_GAMES = 2000
 IDLE_TTL = 2 * 3600.0
 MAX_UPLOAD = 5 << 20
+"""Largest body of a record upload (``POST /api/replay``)."""
+MAX_BODY = 256 << 10
+"""Largest body of every other request (a move, a new game: a few hundred bytes)."""
+MAX_RECORD_HANDS = 500
+"""Most hands an uploaded record may hold (a served or evaluated game stops at 200 by default): a longer
+one is refused before it is validated."""
 MAX_JSON_DEPTH = 32
 MAX_REPLAY_HANDS = 60
 """Hands of a record turned into replay frames per request (``?hand_from=`` pages through the rest)."""
@@ -80,6 +86,17 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.body = {"error": message, **extra}
+
+
+def query_int(request: Any, key: str, high: int, default: int | None = None, what: str = "") -> int | None:
+    """The query parameter ``key`` as an integer ``0..high`` (``default`` when absent); an ApiError (400)
+    naming the parameter and its range for anything else (a sign, a space, ``²``, thousands of digits)."""
+    text = request.query_params.get(key)
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(high)) or int(text) > high:
+        raise ApiError(400, f"{key} must be an integer 0..{high}{what}, not {short_repr(text, 40)}")
+    return int(text)
 
 
 def _int_field(body: dict[str, Any], key: str, value: Any, allowed: Sequence[int]) -> int:
@@ -196,6 +213,10 @@ class Server:
         self._policies: dict[str, Any] = {}
         self._hinters: OrderedDict[SmearRules, tuple[Any, threading.Lock]] = OrderedDict()
         self.reaped = 0
+        from .replay_pool import ReplayPool
+
+        self.replays = ReplayPool(self.agents)
+        """Replay work (uploads, finished games' frames) runs in a worker process."""
 
     # ------------------------------------------------------------------ agents
     def name_of(self, spec: str) -> str:
@@ -291,9 +312,12 @@ class Server:
             if len(set(humans)) != len(humans):
                 raise ApiError(400, f"humans must be distinct seats, not {humans_in!r}")
             seat = _int_field(body, "seat", body.get("seat", humans[0]), humans)
-        rules_in = body.get("rules", {}) or {}
+        rules_in = body.get("rules", {})
+        if rules_in is None:
+            rules_in = {}
         if not isinstance(rules_in, dict):
-            raise ApiError(400, "rules must be an object of rule options")
+            raise ApiError(400, f"rules must be an object of rule options (or null for the defaults), not "
+                                f"{short_repr(rules_in, 40)}")
         try:
             rules = SmearRules.from_dict(rules_in)
         except (RuleOptionError, TypeError, ValueError) as e:
@@ -380,6 +404,7 @@ class Server:
             t.close()
         for h in hinters:
             h.close()
+        self.replays.close()
 
     # ------------------------------------------------------------------ hints
     def hint(self, table: Table, seat: int) -> dict[str, Any]:
@@ -464,18 +489,20 @@ def parse_move(body: Any, legal: Sequence[int], game: Any = None) -> int:
 
 # ============================================================================ replay frames
 def replay_frames(record: dict[str, Any], server: Server | None = None, hand_from: int = 0,
-                  max_hands: int = MAX_REPLAY_HANDS) -> dict[str, Any]:
+                  max_hands: int = MAX_REPLAY_HANDS, validated: bool = False) -> dict[str, Any]:
     """The decisions of hands ``hand_from .. hand_from + max_hands - 1`` of a smear-record/1 game with all
     hands face up: a list of frames, one per state (the deal of each hand, then after each action), and a
     score line for every hand (with the cards and players that won each point). For players that are
-    checkpoints this server offers, each of their decisions carries the action probabilities."""
+    checkpoints this server offers, each of their decisions carries the action probabilities. The record is
+    first replayed whole to validate it, unless ``validated`` says that was done."""
     from ..actions import bid_action, discard_action, play_action, trump_action
     from ..cards import SUIT_CHARS, cards_of, parse_card
     from ..game import Game
     from ..record import replay
     from .hints import probabilities_at
 
-    replay(record)  # validates: raises RecordMismatchError naming the hand and field
+    if not validated:
+        replay(record)  # validates: raises RecordMismatchError naming the hand and field
     rules = SmearRules.from_dict(record["rules"])
     players = [str(p) for p in record.get("players") or ["seat 0", "seat 1", "seat 2", "seat 3"]]
     agents = [server.checkpoint_agent(p, rules) if server is not None else None for p in players]
@@ -607,6 +634,11 @@ def parse_upload(text: str, index: int) -> dict[str, Any]:
     rec = recs[index]
     from ..record import RecordValidationError, validate_record
 
+    hands = rec.get("hands") if isinstance(rec, dict) else None
+    if isinstance(hands, list) and len(hands) > MAX_RECORD_HANDS:
+        raise ApiError(413, f"the record holds {len(hands)} hands; an uploaded record may hold at most "
+                            f"{MAX_RECORD_HANDS}")
+
     try:
         validate_record(rec)
     except RecordValidationError as e:
@@ -625,7 +657,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
 
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse
+    from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
@@ -645,22 +677,25 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ApiError(400, f"the request body is not JSON: {e}") from None
 
-    async def read_body(request: Request, types: Sequence[str]) -> bytes:
-        """The body, read as a stream and refused (413) as soon as it passes MAX_UPLOAD bytes; a body of
+    async def read_body(request: Request, types: Sequence[str], limit: int = MAX_BODY) -> bytes:
+        """The body, read as a stream and refused (413) as soon as it passes ``limit`` bytes; a body of
         another media type than ``types`` is refused (415)."""
+        too_big = f"the request is larger than {limit >> 10} KiB" if limit < 1 << 20 else \
+            f"the request is larger than {limit >> 20} MiB"
         cl = request.headers.get("content-length")
         if cl is not None:
-            if not cl.strip().isdigit():
-                raise ApiError(400, f"Content-Length {cl!r} is not a number")
-            if int(cl) > MAX_UPLOAD:
-                raise ApiError(413, f"the request is larger than {MAX_UPLOAD >> 20} MiB")
+            cl = cl.strip()
+            if not (cl.isascii() and cl.isdigit()):
+                raise ApiError(400, f"Content-Length {short_repr(cl, 40)} is not a number")
+            if len(cl) > 12 or int(cl) > limit:
+                raise ApiError(413, too_big)
         if request.method in ("GET", "HEAD"):
             return b""
         buf = bytearray()
         async for chunk in request.stream():
             buf += chunk
-            if len(buf) > MAX_UPLOAD:
-                raise ApiError(413, f"the request is larger than {MAX_UPLOAD >> 20} MiB")
+            if len(buf) > limit:
+                raise ApiError(413, too_big)
         if buf.strip():
             ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype not in types:
@@ -668,7 +703,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
                                     f"{' or '.join(types[:3])}")
         return bytes(buf)
 
-    def handle(fn: Any, status: int = 200, types: Sequence[str] = JSON_TYPES) -> Any:
+    def handle(fn: Any, status: int = 200, types: Sequence[str] = JSON_TYPES, limit: int = MAX_BODY) -> Any:
         """An endpoint running ``fn(request, raw_body)`` in the thread pool (agents may think a while; a
         game's lock is only ever taken there), turning ApiError into its JSON answer; an unexpected error
         is a JSON 500 naming only its type (no traceback, no path)."""
@@ -676,8 +711,9 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
 
         async def endpoint(request: Request) -> Any:
             try:
-                raw = await read_body(request, types)
-                return ok(await run_in_threadpool(fn, request, raw), status)
+                raw = await read_body(request, types, limit)
+                out = await run_in_threadpool(fn, request, raw)
+                return out if isinstance(out, Response) else ok(out, status)
             except ApiError as e:
                 resp = ok(e.body, e.status)
                 if e.status == 413:  # the rest of the body is not read: end the connection
@@ -688,13 +724,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         return endpoint
 
     def since_of(request: Request, table: Table) -> int | None:
-        text = request.query_params.get("since")
-        if text is None:
-            return None
-        if not text.isdigit() or int(text) > len(table.log):
-            raise ApiError(400, f"since must be an integer 0..{len(table.log)} (the log's length), "
-                                f"not {text!r}")
-        return int(text)
+        return query_int(request, "since", len(table.log), what=" (the log's length)")
 
     def config(request: Request, raw: bytes) -> Any:
         import dataclasses
@@ -710,8 +740,12 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         body = parse_json(raw)
         if not isinstance(body, dict) or set(body) - {"rules"}:
             raise ApiError(400, 'the body must be {"rules": {...}}')
+        rules_in = body.get("rules")
+        if rules_in is not None and not isinstance(rules_in, dict):
+            raise ApiError(400, f"rules must be an object of rule options (or null for the defaults), not "
+                                f"{short_repr(rules_in, 40)}")
         try:
-            rules = SmearRules.from_dict(body.get("rules") or {})
+            rules = SmearRules.from_dict(rules_in or {})
         except (RuleOptionError, TypeError, ValueError) as e:
             raise ApiError(400, str(e)) from None
         return server.options(rules)
@@ -819,36 +853,21 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         return finished(server.link(request.path_params["game_id"])[0])
 
     def hand_from_of(request: Request) -> int:
-        text = request.query_params.get("hand_from", "0")
-        if not text.isdigit():
-            raise ApiError(400, f"hand_from must be a non-negative integer, not {text!r}")
-        return int(text)
+        return query_int(request, "hand_from", max(MAX_RECORD_HANDS, server.max_hands), 0,
+                         " (a hand of the record)")
+
+    def replayed(status: int, body: bytes) -> Response:
+        return Response(body, status_code=status, media_type="application/json",
+                        headers={"Cache-Control": "no-store"})
 
     def game_replay(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
         rec = finished(table)
-        try:
-            out = replay_frames(rec, server, hand_from_of(request))
-        except ValueError as e:
-            raise ApiError(400, str(e)) from None
-        out["view_seat"] = seat
-        return out
+        return replayed(*server.replays.run("game", rec, 0, hand_from_of(request), seat))
 
     def upload_replay(request: Request, raw: bytes) -> Any:
-        from ..record import RecordMismatchError
-
-        text = request.query_params.get("index", "0")
-        if not text.isdigit():
-            raise ApiError(400, f"index must be a non-negative integer, not {text!r}")
-        try:
-            body = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ApiError(400, "the file is not UTF-8 text: not a smear-record/1 file") from None
-        rec = parse_upload(body, int(text))
-        try:
-            return replay_frames(rec, server, hand_from_of(request))
-        except (RecordMismatchError, RuleOptionError, IllegalActionError, ValueError) as e:
-            raise ApiError(400, f"the record does not replay: {e}") from None
+        index = query_int(request, "index", MAX_UPLOAD, 0, " (a record of the file)")
+        return replayed(*server.replays.run("upload", raw, index, hand_from_of(request)))
 
     async def page(request: Request) -> Any:
         name = "replay.html" if request.url.path.startswith("/replay") else "index.html"
@@ -868,7 +887,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         Route("/api/games/{game_id}/resign", handle(resign), methods=["POST"]),
         Route("/api/games/{game_id}/record", handle(record)),
         Route("/api/games/{game_id}/replay", handle(game_replay)),
-        Route("/api/replay", handle(upload_replay, types=UPLOAD_TYPES), methods=["POST"]),
+        Route("/api/replay", handle(upload_replay, types=UPLOAD_TYPES, limit=MAX_UPLOAD), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
 
@@ -912,6 +931,13 @@ def default_agents() -> list[str]:
 
 
 # ============================================================================ CLI
+def port_number(text: str) -> int:
+    """A TCP port 1..65535 (argparse type: anything else is a one-line usage error)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 5 or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 1..65535, not {short_repr(text, 40)}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="smear-serve",
@@ -920,7 +946,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--host", default="127.0.0.1",
                     help="address to bind (default 127.0.0.1: this machine only)")
-    ap.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    ap.add_argument("--port", type=port_number, default=8000, help="port 1..65535 (default 8000)")
     ap.add_argument("--agent", action="append", metavar="SPEC",
                     help="an agent players may choose (repeatable; the first is the default opponent; "
                          "default: the shipped agent, heuristic, random, pimc). 'cmd:...' bots too.")
