@@ -7,7 +7,9 @@ refused with one line, and ``--port`` checked by the parser."""
 from __future__ import annotations
 
 import json
+import os
 import struct
+import sys
 import threading
 import time
 
@@ -205,9 +207,10 @@ def test_replay_work_runs_in_a_worker_process_and_polls_stay_fast_meanwhile(clie
 
 def test_the_replay_queue_is_bounded_with_a_503():
     from smear_env.play.replay_pool import ReplayPool
+    from smear_env.play.web import replay_job
 
-    pool = ReplayPool(["heuristic"], max_pending=0)
-    status, body = pool.run("upload", b"{}")
+    pool = ReplayPool(max_pending=0)
+    status, body = pool.run(replay_job, "upload", b"{}", 0, 0, None)
     assert status == 503 and "busy" in json.loads(body)["error"]
     pool.close()
 
@@ -258,3 +261,144 @@ def test_a_good_port_parses():
     from smear_env.play.web import build_parser
 
     assert build_parser().parse_args(["--port", "8080"]).port == 8080
+
+
+# ---------------------------------------------------------------------------------------------- item 3
+def _slow_hints(monkeypatch, gate: threading.Event, calls: list):
+    from smear_env.play import hints
+
+    real = hints.Hinter.hint
+
+    def slow(self, game, seat, rng=None):
+        calls.append(seat)
+        assert gate.wait(30), "the test never opened the gate"
+        return real(self, game, seat, rng)
+
+    monkeypatch.setattr(hints.Hinter, "hint", slow)
+
+
+def _four_humans(client, seed=6):
+    r = client.post("/api/games", json={"humans": [0, 1, 2, 3], "rules": {"target_score": 3}, "seed": seed})
+    assert r.status_code == 201, r.text
+    s = r.json()
+    tokens = {int(k): v.split("=", 1)[1] for k, v in s["links"]["seats"].items()}
+    return s, tokens
+
+
+def test_a_hint_is_computed_outside_the_games_lock_once_per_position(client, monkeypatch):
+    """The seat to act asking for hints in parallel loops made the other seats' polls wait seconds (each hint
+    recomputed under the game's lock). Now: other seats poll at once while a hint is being computed, the
+    parallel asks get a 429 at once, and the answer is computed once and kept for the position."""
+    gate, calls = threading.Event(), []
+    _slow_hints(monkeypatch, gate, calls)
+    s, tokens = _four_humans(client)
+    actor = next(seat for seat, tok in tokens.items()
+                 if client.get(f"/api/games/{tok}").json()["view"]["legal_actions"])
+    first = []
+    asker = threading.Thread(target=lambda: first.append(client.get(f"/api/games/{tokens[actor]}/hint")))
+    asker.start()
+    for _ in range(200):
+        if calls:
+            break
+        time.sleep(0.01)
+    assert calls == [actor], "the hint computation started"
+    try:
+        for seat, tok in tokens.items():  # every seat polls at once, the asker too
+            t0 = time.perf_counter()
+            assert client.get(f"/api/games/{tok}").status_code == 200
+            assert time.perf_counter() - t0 < 2.0, f"seat {seat}'s poll waited for the hint"
+        for _ in range(6):  # more asks while it computes: refused at once, nothing recomputed
+            _one_line(client.get(f"/api/games/{tokens[actor]}/hint"), 429, "being computed")
+    finally:
+        gate.set()
+        asker.join(30)
+    assert first and first[0].status_code == 200, first
+    for _ in range(5):
+        assert client.get(f"/api/games/{tokens[actor]}/hint").json() == first[0].json()
+    assert calls == [actor]
+    other = next(t for seat, t in tokens.items() if seat != actor)
+    _one_line(client.get(f"/api/games/{other}/hint"), 409, "not your turn")
+
+
+def test_a_seats_hint_budget_is_time_shared_and_refills():
+    from smear_env.play.hints import HintRefused, TableHints
+
+    h = TableHints(share=0.5, burst=2.0)
+    h.begin(0, now=0.0)
+    h.end(0, "k", {"a": 1}, now=6.0)  # 6 s of computing: 2 s saved + 3 s earned meanwhile, 1 s over
+    assert h.cached("k") == {"a": 1}
+    with pytest.raises(HintRefused, match=r"share of the server .* ask again in 2\.1 s"):
+        h.begin(0, now=6.0)
+    h.begin(1, now=6.0)  # another seat has its own budget
+    with pytest.raises(HintRefused, match="being computed"):
+        h.begin(1, now=6.1)
+    h.begin(0, now=8.2)  # refilled
+    h.close()
+    with pytest.raises(HintRefused, match="game is over"):
+        h.begin(2, now=6.0)
+
+
+# ---------------------------------------------------------------------------------------------- item 4
+def test_a_hint_bot_process_sees_one_seat_only(tmp_path):
+    """``--hint cmd:...``: one bot process got the hands of seats 2, 3 and 0 of one game. Now each seat of a
+    game has its own process (the bot protocol's promise), and the processes end with the game."""
+    from starlette.testclient import TestClient
+
+    log = tmp_path / "seen.log"
+    bot = tmp_path / "hintbot.py"
+    bot.write_text(
+        "import json, os, sys\n"
+        f"log = open({str(log)!r}, 'a')\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m.get('type') == 'start_game':\n"
+        "        log.write(f\"{os.getpid()} start {m['seat']}\\n\"); log.flush()\n"
+        "    elif m.get('type') == 'act':\n"
+        "        v = m['view']\n"
+        "        log.write(f\"{os.getpid()} act {v['seat']} {' '.join(v['hand'])}\\n\"); log.flush()\n"
+        "        print(json.dumps({'action': v['legal_actions'][0]['id']}), flush=True)\n")
+    spec = f"cmd:{sys.executable} {bot}"
+    app = create_app(["heuristic"], hints=[spec])
+    with TestClient(app) as c:
+        s, tokens = _four_humans(c, seed=11)
+        asked = set()
+        for _ in range(12):
+            actor = next(seat for seat, tok in tokens.items()
+                         if c.get(f"/api/games/{tok}").json()["view"]["legal_actions"])
+            h = c.get(f"/api/games/{tokens[actor]}/hint")
+            assert h.status_code == 200, h.text
+            asked.add(actor)
+            r = c.post(f"/api/games/{tokens[actor]}/actions", json={"action": h.json()["moves"][0]["id"]})
+            assert r.status_code == 200, r.text
+            if r.json()["view"]["phase"] == "HAND_OVER":
+                break
+        assert len(asked) >= 3
+        table = app.state.server.links[s["game_id"]][0]
+        seats_of: dict[str, set] = {}
+        for line in log.read_text().splitlines():
+            pid, _, seat, *_ = line.split()
+            seats_of.setdefault(pid, set()).add(int(seat))
+        assert all(len(v) == 1 for v in seats_of.values()), seats_of
+        assert {next(iter(v)) for v in seats_of.values()} == asked
+        assert c.post(f"/api/games/{tokens[0]}/resign").status_code == 200
+        assert table.closed
+    time.sleep(0.5)
+    for pid in seats_of:  # the game is over: its hint bots ended
+        for _ in range(100):
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"hint bot {pid} outlived its game")
+
+
+# ---------------------------------------------------------------------------------------------- fuzz finds
+@pytest.mark.parametrize("body", ["9" * 5000, '{"seed": ' + "9" * 5000 + "}", '{"seat": 0, "seat": 1}',
+                                  '{"seed": NaN}', '{"seed": Infinity}', "\ufeff{}"])
+def test_bodies_json_refuses_are_one_line_400s(client, body):
+    """A 5,000-digit number in a body was a 500 (Python's integer-conversion limit, found by the fuzz tier);
+    a repeated key or NaN is refused as in records and checkpoints."""
+    for path in ("/api/games", "/api/agents", "/api/replay"):
+        _one_line(client.post(path, content=body.encode(), headers=JSON), 400, "not JSON")

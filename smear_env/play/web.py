@@ -60,6 +60,7 @@ from ..config import RuleOptionError, SmearRules
 from ..game import IllegalActionError
 from .choices import FALLBACK, agent_options, display_name, hint_specs, is_checkpoint, why_not
 from .explain import point_details, table_summary, why_illegal
+from .hints import TableHints
 from .session import DEFAULT_MAX_HANDS, Event, Session
 
 STATIC = Path(__file__).parent / "static"
@@ -123,6 +124,8 @@ class Table:
         """(hand number, event) for every action of the game."""
         self.hand_no = session.game.hand_number
         self.hint_seed = secrets.randbits(64) if session.seed is None else session.seed
+        self.hints = TableHints()
+        """Hint answers kept per position and seat, per-seat limits, per-seat hint bots."""
         self.closed = False
 
     def links(self) -> dict[str, Any]:
@@ -174,6 +177,7 @@ class Table:
     def close(self) -> None:
         self.closed = True
         self.session.close()
+        self.hints.close()
 
 
 def spectator_view(session: Session) -> dict[str, Any]:
@@ -215,7 +219,7 @@ class Server:
         self.reaped = 0
         from .replay_pool import ReplayPool
 
-        self.replays = ReplayPool(self.agents)
+        self.replays = ReplayPool(start_replay_worker, (self.agents,))
         """Replay work (uploads, finished games' frames) runs in a worker process."""
 
     # ------------------------------------------------------------------ agents
@@ -408,12 +412,48 @@ class Server:
 
     # ------------------------------------------------------------------ hints
     def hint(self, table: Table, seat: int) -> dict[str, Any]:
-        """The hint for ``seat``'s decision in ``table`` (the caller holds ``table.lock``): hint agents are
-        built once per rule set; the sampled deals come from the game and the decision (same question,
-        same answer)."""
+        """The hint for ``seat``'s decision in ``table``. The game's lock is held only to read the position
+        (the answer is computed on a copy of the game, outside it); an answer is kept per position and seat
+        (the same question is answered once: the sampled deals come from the game and the decision);
+        ApiError 429 when a hint is being computed for the seat or its budget is spent
+        (:class:`smear_env.play.hints.TableHints`). Hint agents are built once per rule set, or per seat
+        of a game when one is a process (a ``cmd:`` bot sees one seat only)."""
+        from .hints import Hinter, HintRefused, runs_a_process
+
+        with table.lock:
+            if table.session.to_act() != seat:
+                raise ApiError(409, "it is not your turn")
+            key = (table.hand_no, len(table.log), table.session.game.hand_number, seat)
+            out = table.hints.cached(key)
+            if out is not None:
+                return out
+            try:
+                table.hints.begin(seat)
+            except HintRefused as e:
+                raise ApiError(429, str(e)) from None
+            game = table.session.game.copy()
+            rules = table.session.rules
+            rng = np.random.default_rng([table.hint_seed, len(table.log), seat])
+        out = None
+        try:
+            if any(runs_a_process(h) for h in self.hints):
+                try:
+                    hinter, lock = table.hints.hinter(seat, lambda: Hinter(self.hints, rules))
+                except HintRefused as e:
+                    raise ApiError(409, str(e)) from None
+            else:
+                hinter, lock = self._shared_hinter(rules)
+            with lock:
+                out = hinter.hint(game, seat, rng)
+            for a in out["agents"]:
+                a["agent"] = self.name_of(hinter.specs[hinter.names.index(a["agent"])])
+            return out
+        finally:
+            table.hints.end(seat, key, out)
+
+    def _shared_hinter(self, rules: SmearRules) -> tuple[Any, threading.Lock]:
         from .hints import Hinter
 
-        rules = table.session.rules
         with self.lock:
             entry = self._hinters.get(rules)
             if entry is not None:
@@ -427,13 +467,7 @@ class Server:
                     drop.append(self._hinters.popitem(last=False)[1][0])
             for h in drop:
                 h.close()
-        hinter, lock = entry
-        rng = np.random.default_rng([table.hint_seed, len(table.log), seat])
-        with lock:
-            out = hinter.hint(table.session.game, seat, rng)
-        for a in out["agents"]:
-            a["agent"] = self.name_of(hinter.specs[hinter.names.index(a["agent"])])
-        return out
+        return entry
 
     # ------------------------------------------------------------------ replays
     def checkpoint_agent(self, name: str, rules: SmearRules) -> Any:
@@ -601,16 +635,22 @@ def _phase(g: Any) -> str:
     return Phase(g.phase).name
 
 
+class NotJsonError(ApiError):
+    """A text is not (strict) JSON: a 400."""
+
+
 def parse_json_text(text: str, what: str = "the request body") -> Any:
-    """``json.loads`` with a nesting bound (``MAX_JSON_DEPTH``, checked before parsing: json recurses)."""
-    from ..agents.checkpoint import json_depth
+    """Strict JSON (:func:`smear_env.jsonsafe.loads_strict`: no repeated key, no NaN, no integer of more
+    digits than Python converts) with a nesting bound (``MAX_JSON_DEPTH``, checked first, in time linear in
+    the text: json recurses); NotJsonError (400) naming ``what`` otherwise."""
+    from ..jsonsafe import JsonError, json_depth, loads_strict
 
     if json_depth(text) > MAX_JSON_DEPTH:
         raise ApiError(400, f"{what} is JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        return json.loads(text)
-    except RecursionError:  # pragma: no cover - the depth check comes first
-        raise ApiError(400, f"{what} is JSON nested too deeply") from None
+        return loads_strict(text)
+    except JsonError as e:
+        raise NotJsonError(400, f"{what} is not JSON: {e}") from None
 
 
 def parse_upload(text: str, index: int) -> dict[str, Any]:
@@ -621,14 +661,17 @@ def parse_upload(text: str, index: int) -> dict[str, Any]:
     try:
         doc = parse_json_text(text, "the file")
         recs = doc if isinstance(doc, list) else [doc]
-    except json.JSONDecodeError:
+    except NotJsonError as whole:
+        lines = text.splitlines()
+        if len(lines) < 2:
+            raise ApiError(400, f"{whole}: not a smear-record/1 file") from None
         recs = []
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(lines, 1):
             if line.strip():
                 try:
                     recs.append(parse_json_text(line, f"line {n}"))
-                except json.JSONDecodeError as e:
-                    raise ApiError(400, f"line {n} is not JSON ({e}): not a smear-record/1 file") from None
+                except NotJsonError as e:
+                    raise ApiError(400, f"{e}: not a smear-record/1 file") from None
     if not 0 <= index < len(recs):
         raise ApiError(400, f"record index {index} is out of range: the file holds {len(recs)} record(s)")
     rec = recs[index]
@@ -644,6 +687,70 @@ def parse_upload(text: str, index: int) -> dict[str, Any]:
     except RecordValidationError as e:
         raise ApiError(400, str(e)) from None
     return rec
+
+
+# ============================================================================ replay worker
+REPLAYS_VALIDATED_KEPT = 8
+"""Validated records the replay worker keeps, by their bytes' digest (paging through a record with
+``?hand_from=`` validates it once)."""
+_replay_server: Server | None = None
+_replays_validated: OrderedDict[tuple[bytes, int], Any] = OrderedDict()
+
+
+def start_replay_worker(agents: Sequence[str]) -> None:  # pragma: no cover - runs in the worker process
+    """The replay worker's setup: a server offering the same agents (for the checkpoints' probabilities)."""
+    global _replay_server
+    _replay_server = Server(agents, hints=[])
+
+
+def replay_job(kind: str, payload: Any, index: int, hand_from: int, view_seat: Any,
+               server: Server | None = None) -> tuple[int, bytes]:
+    """One replay job, as (HTTP status, JSON body): ``kind`` "upload" (``payload`` the uploaded bytes,
+    ``index`` the record of the file) or "game" (``payload`` a record the server made). Runs in the worker
+    (``server`` None: the worker's server, which offers the same agents) or, for tests, anywhere."""
+    import hashlib
+
+    server = server if server is not None else _replay_server
+    try:
+        if kind == "upload":
+            key = (hashlib.sha256(payload).digest(), index)
+            rec = _replays_validated.get(key)
+            if rec is None:
+                try:
+                    text = payload.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ApiError(400, "the file is not UTF-8 text: not a smear-record/1 file") from None
+                rec = parse_upload(text, index)
+                out = _upload_frames(rec, server, hand_from, validated=False)
+                _replays_validated[key] = rec
+                while len(_replays_validated) > REPLAYS_VALIDATED_KEPT:
+                    _replays_validated.popitem(last=False)
+            else:
+                _replays_validated.move_to_end(key)
+                out = _upload_frames(rec, server, hand_from, validated=True)
+        else:
+            try:
+                out = replay_frames(payload, server, hand_from)
+            except ValueError as e:
+                raise ApiError(400, str(e)) from None
+            out["view_seat"] = view_seat
+        return 200, json.dumps(out).encode()
+    except ApiError as e:
+        return e.status, json.dumps(e.body).encode()
+    except Exception as e:  # a bug: say so without a traceback or a server path
+        return 500, json.dumps({"error": f"internal error ({type(e).__name__}): {scrub(str(e), server)}"}
+                               ).encode()
+
+
+def _upload_frames(rec: Any, server: Server | None, hand_from: int, validated: bool) -> dict[str, Any]:
+    from ..config import RuleOptionError
+    from ..game import IllegalActionError
+    from ..record import RecordMismatchError
+
+    try:
+        return replay_frames(rec, server, hand_from, validated=validated)
+    except (RecordMismatchError, RuleOptionError, IllegalActionError, ValueError) as e:
+        raise ApiError(400, f"the record does not replay: {e}") from None
 
 
 # ============================================================================ the app
@@ -673,9 +780,10 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         if not raw.strip():
             return {}
         try:
-            return parse_json_text(raw.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ApiError(400, f"the request body is not JSON: {e}") from None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ApiError(400, f"the request body is not JSON: not UTF-8 text (byte {e.start})") from None
+        return parse_json_text(text)
 
     async def read_body(request: Request, types: Sequence[str], limit: int = MAX_BODY) -> bytes:
         """The body, read as a stream and refused (413) as soon as it passes ``limit`` bytes; a body of
@@ -803,16 +911,13 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
 
     def hint(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
-        with table.lock:
-            seat = human_seat(table, seat)
-            if table.session.to_act() != seat:
-                raise ApiError(409, "it is not your turn")
-            try:
-                return server.hint(table, seat)
-            except ApiError:
-                raise
-            except Exception as e:  # a failing hint agent (e.g. a bot): say so, the game goes on
-                raise ApiError(503, f"the hint agents could not answer: {scrub(str(e), server)}") from None
+        seat = human_seat(table, seat)
+        try:
+            return server.hint(table, seat)  # takes the game's lock only to read the position
+        except ApiError:
+            raise
+        except Exception as e:  # a failing hint agent (e.g. a bot): say so, the game goes on
+            raise ApiError(503, f"the hint agents could not answer: {scrub(str(e), server)}") from None
 
     def leave(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
@@ -863,11 +968,11 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
     def game_replay(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
         rec = finished(table)
-        return replayed(*server.replays.run("game", rec, 0, hand_from_of(request), seat))
+        return replayed(*server.replays.run(replay_job, "game", rec, 0, hand_from_of(request), seat))
 
     def upload_replay(request: Request, raw: bytes) -> Any:
         index = query_int(request, "index", MAX_UPLOAD, 0, " (a record of the file)")
-        return replayed(*server.replays.run("upload", raw, index, hand_from_of(request)))
+        return replayed(*server.replays.run(replay_job, "upload", raw, index, hand_from_of(request), None))
 
     async def page(request: Request) -> Any:
         name = "replay.html" if request.url.path.startswith("/replay") else "index.html"
