@@ -99,7 +99,7 @@ def test_tampered_metadata_values(data):
                 break
             key = data.draw(st.sampled_from(keys), label="key")
             child = node[key]
-            if not isinstance(child, dict | list) or data.draw(st.booleans(), label="stop"):
+            if not (isinstance(child, dict | list) and child) or data.draw(st.booleans(), label="stop"):
                 break
             node = child
         if key is None:
