@@ -132,7 +132,9 @@ def check_header_size(path: str | Path) -> None:
         size = int.from_bytes(head, "little")
         if size > MAX_HEADER_BYTES:
             raise CheckpointError(f"checkpoint {str(path)!r} is not a readable safetensors file (corrupt or "
-                                  f"truncated?): its header declares {size} bytes (at most {MAX_HEADER_BYTES})")
+                                  f"truncated?): its header declares {size} bytes (at most "
+                                  f"{MAX_HEADER_BYTES})")
+
 
 def check_metadata_types(meta: dict[str, Any], path: str | Path) -> None:
     """Raise CheckpointError unless the metadata fields a player reads have their documented types:

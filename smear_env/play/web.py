@@ -30,11 +30,16 @@ is the log's length; pages poll ``GET .../{token}?since=seq`` to see the other s
                                          ``?hand_from=h``: at most ``MAX_REPLAY_HANDS`` hands per request)
 =======================================  ====================================================================
 
-Limits: request bodies are read as a stream and refused past ``MAX_UPLOAD`` bytes (413, also when
-chunked); JSON nested deeper than ``MAX_JSON_DEPTH`` is refused (400); a body must be
-``application/json`` (the replay upload also takes ``text/plain`` and JSON lines), else 415; a game
-untouched for ``idle_ttl`` seconds is reaped by a background thread, its agents closed (bot processes
-end). Everything a browser sees names agents by their shipped or file name, never a server path.
+Limits: request bodies are read as a stream and refused past ``MAX_UPLOAD`` bytes for a record upload,
+``MAX_BODY`` for any other request (413, also when chunked); a body is strict JSON
+(:func:`parse_json_text`) nested at most ``MAX_JSON_DEPTH`` deep (checked in linear time), else 400; a
+body must be ``application/json`` (the replay upload also takes ``text/plain`` and JSON lines), else 415;
+query numbers are ASCII digits in range (:func:`query_int`), else 400; an uploaded record holds at most
+``MAX_RECORD_HANDS`` hands (413), and replay work runs in a worker process
+(:mod:`smear_env.play.replay_pool`); hints are computed outside the game's lock, kept per position and
+seat and limited per seat (:class:`smear_env.play.hints.TableHints`, 429); a game untouched for
+``idle_ttl`` seconds is reaped by a background thread, its agents closed (bot processes end).
+Everything a browser sees names agents by their shipped or file name, never a server path.
 
 Only the agents given to the server (``--agent``, default: the shipped agent, ``heuristic``, ``random``,
 ``pimc``) can be chosen from the page, and ``heuristic`` as the fallback for rules a checkpoint does not
@@ -1092,5 +1097,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["MAX_JSON_DEPTH", "MAX_REPLAY_HANDS", "MAX_UPLOAD", "Server", "create_app", "main",
-           "replay_frames", "spectator_view"]
+__all__ = ["MAX_BODY", "MAX_JSON_DEPTH", "MAX_RECORD_HANDS", "MAX_REPLAY_HANDS", "MAX_UPLOAD", "Server",
+           "create_app", "main", "parse_json_text", "port_number", "query_int", "replay_frames", "replay_job",
+           "spectator_view"]
