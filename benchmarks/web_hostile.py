@@ -240,8 +240,12 @@ def run(src: str, args: argparse.Namespace) -> dict:
         try:
             out[name] = honest(base, args.pollers, args.seconds, args.interval, args.seed, kinds, src)
         finally:
-            proc.kill()
-            proc.wait()
+            proc.terminate()  # uvicorn shuts down: the server closes its games and its replay worker
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         p95 = out[name]["polls_ms"].get("p95")
         if name != "baseline" and p95 is not None:
             out[name]["added_p95_ms"] = round(p95 - out["baseline"]["polls_ms"]["p95"], 1)
