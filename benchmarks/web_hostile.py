@@ -14,7 +14,7 @@ has its seat 2 polling too and moving when it is to act. The hostile load runs i
 does not share the honest clients' interpreter), from ``--seconds / 5`` after the start:
 
 * ``json``: two loops posting a 24 KB body of escaped quotes (``"\\"\\"...``) and a 5 MiB one to
-  ``/api/replay``, and a 256 KiB body to ``/api/games``;
+  ``/api/replay``, and a 128 KiB body to ``/api/games``;
 * ``upload``: four loops posting valid records of 500 hands (each a new file: nothing cached) and of 4,000
   hands (over the cap);
 * ``hints``: the seat to act of the two-person game asking for hints in six parallel loops, and moving
@@ -111,14 +111,14 @@ def hostile(base: str, kinds: list[str], seconds: float, hint_token: str, seed: 
 
     quotes_small = '"' + '\\"' * 12000
     quotes_big = '"' + '\\"' * ((5 << 20) // 2 - 8)
-    flat = b"[" + b"0," * ((256 << 10) // 2 - 8) + b"0]"
+    flat = b"[" + b"0," * ((128 << 10) // 2 - 8) + b"0]"
     jobs = []
     if "json" in kinds:
         jobs += [("json 24KB", lambda c, k: c.post("/api/replay", content=quotes_small,
                                                     headers={"Content-Type": "application/json"})),
                  ("json 5MiB", lambda c, k: c.post("/api/replay", content=quotes_big,
                                                    headers={"Content-Type": "application/json"})),
-                 ("json 256KiB", lambda c, k: c.post("/api/games", content=flat,
+                 ("json 128KiB", lambda c, k: c.post("/api/games", content=flat,
                                                      headers={"Content-Type": "application/json"}))]
     if "upload" in kinds:
         rec, big = records(seed)

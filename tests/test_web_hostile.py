@@ -105,7 +105,7 @@ def test_json_depth_is_linear_on_escaped_quotes():
 
 def test_an_escaped_quote_body_is_a_quick_400_on_every_endpoint(client):
     s = _new(client, seed=1)
-    body = '"' + '\\"' * 60000  # 120 KB, under the body cap of every endpoint
+    body = '"' + '\\"' * 60000  # 120 KB, under the body cap of every endpoint (128 KiB)
     for path in ("/api/games", f"/api/games/{s['game_id']}/actions", "/api/replay", "/api/agents"):
         t0 = time.perf_counter()
         r = client.post(path, content=body, headers=JSON)
@@ -114,8 +114,8 @@ def test_an_escaped_quote_body_is_a_quick_400_on_every_endpoint(client):
 
 
 def test_json_api_bodies_are_capped_below_uploads(client):
-    r = client.post("/api/games", content=b"[" + b"0," * (200 << 10) + b"0]", headers=JSON)
-    _one_line(r, 413, "larger than 256 KiB")
+    r = client.post("/api/games", content=b"[" + b"0," * (100 << 10) + b"0]", headers=JSON)
+    _one_line(r, 413, "larger than 128 KiB")
     r = client.post("/api/games", content=b"{}", headers={**JSON, "Content-Length": "9" * 5000})
     assert r.status_code in (400, 413)
 

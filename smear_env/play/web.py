@@ -73,7 +73,7 @@ MAX_GAMES = 2000
 IDLE_TTL = 2 * 3600.0
 MAX_UPLOAD = 5 << 20
 """Largest body of a record upload (``POST /api/replay``)."""
-MAX_BODY = 256 << 10
+MAX_BODY = 128 << 10
 """Largest body of every other request (a move, a new game: a few hundred bytes)."""
 MAX_RECORD_HANDS = 500
 """Most hands an uploaded record may hold (a served or evaluated game stops at 200 by default): a longer
@@ -703,8 +703,16 @@ _replays_validated: OrderedDict[tuple[bytes, int], Any] = OrderedDict()
 
 
 def start_replay_worker(agents: Sequence[str]) -> None:  # pragma: no cover - runs in the worker process
-    """The replay worker's setup: a server offering the same agents (for the checkpoints' probabilities)."""
+    """The replay worker's setup: a lower scheduling priority than the server's (on a busy machine the
+    server's own requests come first) and a server offering the same agents (for the checkpoints'
+    probabilities)."""
+    import os
+
     global _replay_server
+    try:
+        os.nice(10)
+    except OSError:
+        pass
     _replay_server = Server(agents, hints=[])
 
 
