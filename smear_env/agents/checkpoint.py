@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +47,7 @@ import numpy as np
 
 from ..actions import NUM_ACTIONS, short_repr
 from ..config import SmearRules
-from ..jsonsafe import JsonError, loads_strict
+from ..jsonsafe import JsonError, json_depth, loads_strict
 from ..observation import (
     OBS_HIGH,
     OBS_LOW,
@@ -87,6 +86,7 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} is not a regular file (a device or a pipe?)")
+    check_header_size(path)
     try:
         with safe_open(str(path), framework="np") as f:
             header = f.metadata() or {}
@@ -116,19 +116,24 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, 
 
 MAX_META_DEPTH = 32
 """Deepest nesting of lists / objects allowed in a checkpoint's metadata (real ones use about 6)."""
+MAX_HEADER_BYTES = 4 << 20
+"""Largest safetensors header (tensor table and metadata) read: 4 MiB (the shipped agent's is 17 KB)."""
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
-
-def json_depth(text: str) -> int:
-    """Deepest nesting of ``[`` / ``{`` in a JSON text (strings skipped), without parsing it: a bound to
-    check before ``json.loads`` (which recurses)."""
-    raw = np.frombuffer(_JSON_STRING.sub('""', text).encode(), dtype=np.uint8)
-    if raw.size == 0:
-        return 0
-    opens = (raw == ord("[")) | (raw == ord("{"))
-    closes = (raw == ord("]")) | (raw == ord("}"))
-    return int(np.max(np.cumsum(opens.astype(np.int64) - closes), initial=0))
+def check_header_size(path: str | Path) -> None:
+    """Raise CheckpointError when the header length a safetensors file declares (its first 8 bytes, little
+    endian) is over :data:`MAX_HEADER_BYTES`: checked before the header is read or parsed."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as e:
+        raise CheckpointError(f"checkpoint {str(path)!r} cannot be read: {e.strerror or e}") from None
+    if len(head) == 8:
+        size = int.from_bytes(head, "little")
+        if size > MAX_HEADER_BYTES:
+            raise CheckpointError(f"checkpoint {str(path)!r} is not a readable safetensors file (corrupt or "
+                                  f"truncated?): its header declares {size} bytes (at most "
+                                  f"{MAX_HEADER_BYTES})")
 
 
 def check_metadata_types(meta: dict[str, Any], path: str | Path) -> None:

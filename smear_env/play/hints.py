@@ -15,11 +15,18 @@ A hint agent sees exactly what the seat sees (:func:`smear_env.table.agent_actio
 
 Randomness: the sampled deals come from the generator passed to :meth:`Hinter.hint` (the web table
 derives it from the game and the decision, so the same question gets the same answer).
+
+:class:`TableHints` is a web game's hint state: answers kept per (position, seat), one computation per seat
+at a time, a per-seat budget of computing time, and the hint agents of each seat when a hint agent is a
+process (``cmd:`` bots get one process per seat, as the bot protocol promises).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,6 +52,12 @@ BID_SAMPLES = 12
 PLAN_SAMPLES = 6
 NODE_CAP = 1500
 PLAN_NODE_CAP = 600
+HINT_SHARE = 0.5
+"""Seconds of hint computing a seat earns per second (half a core; answers already kept cost nothing)..."""
+HINT_BURST = 20.0
+"""...saved up to this many seconds (a budget per seat: a token bucket counted in seconds of computing)."""
+HINTS_KEPT = 16
+"""Answers a game keeps (the latest positions)."""
 
 
 def action_probabilities(agent: Any, observation: dict[str, Any]) -> dict[int, float] | None:
@@ -274,5 +287,87 @@ class Hinter:
                 "value_note": VALUE_NOTE if self.values else None, "notes": notes}
 
 
-__all__ = ["Hinter", "VALUE_NOTE", "action_probabilities", "discard_partners", "move_values",
-           "probabilities_at"]
+def runs_a_process(spec: str) -> bool:
+    """Whether the agent of ``spec`` is a program of its own (a ``cmd:`` bot): it must see one seat only."""
+    return spec.startswith(("cmd:", "cmd["))
+
+
+class HintRefused(Exception):
+    """A hint is not computed now (one is being computed for the seat, or its budget is spent): the message
+    says why and when to ask again."""
+
+
+class TableHints:
+    """One web game's hints (see the module docstring). Thread-safe; the caller computes the answer between
+    :meth:`begin` and :meth:`end`, holding no lock of the game. A seat computes one hint at a time, and
+    only while its budget (``burst`` seconds, earning ``share`` seconds a second) is not spent: each
+    computation is charged the time it took."""
+
+    def __init__(self, share: float = HINT_SHARE, burst: float = HINT_BURST, kept: int = HINTS_KEPT) -> None:
+        self.share = share
+        self.burst = burst
+        self.kept = kept
+        self._lock = threading.Lock()
+        self._answers: OrderedDict[Hashable, dict[str, Any]] = OrderedDict()
+        self._busy: dict[int, float] = {}
+        self._tokens: dict[int, tuple[float, float]] = {}
+        self._hinters: dict[int, tuple[Hinter, threading.Lock]] = {}
+        self._closed = False
+
+    def cached(self, key: Hashable) -> dict[str, Any] | None:
+        """The answer kept for ``key`` (a position and a seat), or None."""
+        with self._lock:
+            return self._answers.get(key)
+
+    def begin(self, seat: int, now: float | None = None) -> None:
+        """Start a computation for ``seat``: HintRefused when one is running for it or its budget is spent."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if self._closed:
+                raise HintRefused("the game is over")
+            if seat in self._busy:
+                raise HintRefused("a hint for this seat is being computed; ask again when it answers")
+            budget, last = self._tokens.get(seat, (self.burst, now))
+            budget = min(self.burst, budget + (now - last) * self.share)
+            self._tokens[seat] = (budget, now)
+            if budget <= 0.0:
+                raise HintRefused(f"this seat's hints have used their share of the server ({self.share:g} s "
+                                  f"of computing a second); ask again in {-budget / self.share + 0.1:.1f} s")
+            self._busy[seat] = now
+
+    def end(self, seat: int, key: Hashable, answer: dict[str, Any] | None, now: float | None = None) -> None:
+        """End ``seat``'s computation (charged to its budget), keeping ``answer`` (None: it failed) for
+        ``key``."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            started = self._busy.pop(seat, now)
+            budget, last = self._tokens.get(seat, (self.burst, now))
+            self._tokens[seat] = (budget - (now - started), last)
+            if answer is not None:
+                self._answers[key] = answer
+                while len(self._answers) > self.kept:
+                    self._answers.popitem(last=False)
+
+    def hinter(self, seat: int, make: Callable[[], Hinter]) -> tuple[Hinter, threading.Lock]:
+        """``seat``'s own hinter (made by ``make`` on first use) and its lock: for hint agents that are
+        processes, so that no process sees two seats' hands."""
+        with self._lock:
+            if self._closed:
+                raise HintRefused("the game is over")
+            entry = self._hinters.get(seat)
+            if entry is None:
+                entry = self._hinters[seat] = (make(), threading.Lock())
+            return entry
+
+    def close(self) -> None:
+        """Close the seats' hinters (their bot processes end); no hint is computed after."""
+        with self._lock:
+            self._closed = True
+            hinters = [h for h, _ in self._hinters.values()]
+            self._hinters.clear()
+        for h in hinters:
+            h.close()
+
+
+__all__ = ["HINT_BURST", "HINT_SHARE", "HintRefused", "Hinter", "TableHints", "VALUE_NOTE",
+           "action_probabilities", "discard_partners", "move_values", "probabilities_at", "runs_a_process"]

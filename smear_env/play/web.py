@@ -41,11 +41,16 @@ person: ``/resign`` from one asks the others, and the game ends once all seated 
 alone ends it at once); every answer then says who ended it (``ended``). A seat whose person left is played
 by an agent and its link only watches: it can no longer move, deal, chat, name itself or end the game (403).
 
-Limits: request bodies are read as a stream and refused past ``MAX_UPLOAD`` bytes (413, also when
-chunked); JSON nested deeper than ``MAX_JSON_DEPTH`` is refused (400); a body must be
-``application/json`` (the replay upload also takes ``text/plain`` and JSON lines), else 415; a game
-untouched for ``idle_ttl`` seconds is reaped by a background thread, its agents closed (bot processes
-end). Everything a browser sees names agents by their shipped or file name, never a server path.
+Limits: request bodies are read as a stream and refused past ``MAX_UPLOAD`` bytes for a record upload,
+``MAX_BODY`` for any other request (413, also when chunked); a body is strict JSON
+(:func:`parse_json_text`) nested at most ``MAX_JSON_DEPTH`` deep (checked in linear time), else 400; a
+body must be ``application/json`` (the replay upload also takes ``text/plain`` and JSON lines), else 415;
+query numbers are ASCII digits in range (:func:`query_int`), else 400; an uploaded record holds at most
+``MAX_RECORD_HANDS`` hands (413), and replay work runs in a worker process
+(:mod:`smear_env.play.replay_pool`); hints are computed outside the game's lock, kept per position and
+seat and limited per seat (:class:`smear_env.play.hints.TableHints`, 429); a game untouched for
+``idle_ttl`` seconds is reaped by a background thread, its agents closed (bot processes end).
+Everything a browser sees names agents by their shipped or file name, never a server path.
 
 Only the agents given to the server (``--agent``, default: the shipped agent, ``heuristic``, ``random``,
 ``pimc``) can be chosen from the page, and ``heuristic`` as the fallback for rules a checkpoint does not
@@ -66,17 +71,24 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import action_name, parse_action
+from ..actions import action_name, parse_action, short_repr
 from ..config import RuleOptionError, SmearRules
 from ..game import IllegalActionError
 from .choices import FALLBACK, agent_options, display_name, hint_specs, is_checkpoint, why_not
 from .explain import point_details, rule_notes, table_summary, why_illegal
+from .hints import TableHints
 from .session import DEFAULT_MAX_HANDS, Event, Session
 
 STATIC = Path(__file__).parent / "static"
 MAX_GAMES = 2000
 IDLE_TTL = 2 * 3600.0
 MAX_UPLOAD = 5 << 20
+"""Largest body of a record upload (``POST /api/replay``)."""
+MAX_BODY = 128 << 10
+"""Largest body of every other request (a move, a new game: a few hundred bytes)."""
+MAX_RECORD_HANDS = 500
+"""Most hands an uploaded record may hold (a served or evaluated game stops at 200 by default): a longer
+one is refused before it is validated."""
 MAX_JSON_DEPTH = 32
 MAX_REPLAY_HANDS = 60
 """Hands of a record turned into replay frames per request (``?hand_from=`` pages through the rest)."""
@@ -98,6 +110,17 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.body = {"error": message, **extra}
+
+
+def query_int(request: Any, key: str, high: int, default: int | None = None, what: str = "") -> int | None:
+    """The query parameter ``key`` as an integer ``0..high`` (``default`` when absent); an ApiError (400)
+    naming the parameter and its range for anything else (a sign, a space, ``²``, thousands of digits)."""
+    text = request.query_params.get(key)
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(high)) or int(text) > high:
+        raise ApiError(400, f"{key} must be an integer 0..{high}{what}, not {short_repr(text, 40)}")
+    return int(text)
 
 
 def _int_field(body: dict[str, Any], key: str, value: Any, allowed: Sequence[int]) -> int:
@@ -124,6 +147,8 @@ class Table:
         """(hand number, event) for every action of the game."""
         self.hand_no = session.game.hand_number
         self.hint_seed = secrets.randbits(64) if session.seed is None else session.seed
+        self.hints = TableHints()
+        """Hint answers kept per position and seat, per-seat limits, per-seat hint bots."""
         self.closed = False
         self.host: int = session.humans[0] if session.humans else 0
         """The seat of the person who created the game (it received every seat's link)."""
@@ -201,6 +226,7 @@ class Table:
     def close(self) -> None:
         self.closed = True
         self.session.close()
+        self.hints.close()
 
     def unplayable(self, seat: int | None) -> dict[str, str]:
         """For the seat to act in the play or the discard: each card of its hand it may not play (discard)
@@ -272,6 +298,10 @@ class Server:
         self._policies: dict[str, Any] = {}
         self._hinters: OrderedDict[SmearRules, tuple[Any, threading.Lock]] = OrderedDict()
         self.reaped = 0
+        from .replay_pool import ReplayPool
+
+        self.replays = ReplayPool(start_replay_worker, (self.agents,))
+        """Replay work (uploads, finished games' frames) runs in a worker process."""
 
     # ------------------------------------------------------------------ agents
     def name_of(self, spec: str) -> str:
@@ -368,9 +398,12 @@ class Server:
             if len(set(humans)) != len(humans):
                 raise ApiError(400, f"humans must be distinct seats, not {humans_in!r}")
             seat = _int_field(body, "seat", body.get("seat", humans[0]), humans)
-        rules_in = body.get("rules", {}) or {}
+        rules_in = body.get("rules", {})
+        if rules_in is None:
+            rules_in = {}
         if not isinstance(rules_in, dict):
-            raise ApiError(400, "rules must be an object of rule options")
+            raise ApiError(400, f"rules must be an object of rule options (or null for the defaults), not "
+                                f"{short_repr(rules_in, 40)}")
         try:
             rules = SmearRules.from_dict(rules_in)
         except (RuleOptionError, TypeError, ValueError) as e:
@@ -481,15 +514,52 @@ class Server:
             t.close()
         for h in hinters:
             h.close()
+        self.replays.close()
 
     # ------------------------------------------------------------------ hints
     def hint(self, table: Table, seat: int) -> dict[str, Any]:
-        """The hint for ``seat``'s decision in ``table`` (the caller holds ``table.lock``): hint agents are
-        built once per rule set; the sampled deals come from the game and the decision (same question,
-        same answer)."""
+        """The hint for ``seat``'s decision in ``table``. The game's lock is held only to read the position
+        (the answer is computed on a copy of the game, outside it); an answer is kept per position and seat
+        (the same question is answered once: the sampled deals come from the game and the decision);
+        ApiError 429 when a hint is being computed for the seat or its budget is spent
+        (:class:`smear_env.play.hints.TableHints`). Hint agents are built once per rule set, or per seat
+        of a game when one is a process (a ``cmd:`` bot sees one seat only)."""
+        from .hints import Hinter, HintRefused, runs_a_process
+
+        with table.lock:
+            if table.session.to_act() != seat:
+                raise ApiError(409, "it is not your turn")
+            key = (table.hand_no, len(table.log), table.session.game.hand_number, seat)
+            out = table.hints.cached(key)
+            if out is not None:
+                return out
+            try:
+                table.hints.begin(seat)
+            except HintRefused as e:
+                raise ApiError(429, str(e)) from None
+            game = table.session.game.copy()
+            rules = table.session.rules
+            rng = np.random.default_rng([table.hint_seed, len(table.log), seat])
+        out = None
+        try:
+            if any(runs_a_process(h) for h in self.hints):
+                try:
+                    hinter, lock = table.hints.hinter(seat, lambda: Hinter(self.hints, rules))
+                except HintRefused as e:
+                    raise ApiError(409, str(e)) from None
+            else:
+                hinter, lock = self._shared_hinter(rules)
+            with lock:
+                out = hinter.hint(game, seat, rng)
+            for a in out["agents"]:
+                a["agent"] = self.name_of(hinter.specs[hinter.names.index(a["agent"])])
+            return out
+        finally:
+            table.hints.end(seat, key, out)
+
+    def _shared_hinter(self, rules: SmearRules) -> tuple[Any, threading.Lock]:
         from .hints import Hinter
 
-        rules = table.session.rules
         with self.lock:
             entry = self._hinters.get(rules)
             if entry is not None:
@@ -503,13 +573,7 @@ class Server:
                     drop.append(self._hinters.popitem(last=False)[1][0])
             for h in drop:
                 h.close()
-        hinter, lock = entry
-        rng = np.random.default_rng([table.hint_seed, len(table.log), seat])
-        with lock:
-            out = hinter.hint(table.session.game, seat, rng)
-        for a in out["agents"]:
-            a["agent"] = self.name_of(hinter.specs[hinter.names.index(a["agent"])])
-        return out
+        return entry
 
     # ------------------------------------------------------------------ replays
     def checkpoint_agent(self, name: str, rules: SmearRules) -> Any:
@@ -565,18 +629,20 @@ def parse_move(body: Any, legal: Sequence[int], game: Any = None) -> int:
 
 # ============================================================================ replay frames
 def replay_frames(record: dict[str, Any], server: Server | None = None, hand_from: int = 0,
-                  max_hands: int = MAX_REPLAY_HANDS) -> dict[str, Any]:
+                  max_hands: int = MAX_REPLAY_HANDS, validated: bool = False) -> dict[str, Any]:
     """The decisions of hands ``hand_from .. hand_from + max_hands - 1`` of a smear-record/1 game with all
     hands face up: a list of frames, one per state (the deal of each hand, then after each action), and a
     score line for every hand (with the cards and players that won each point). For players that are
-    checkpoints this server offers, each of their decisions carries the action probabilities."""
+    checkpoints this server offers, each of their decisions carries the action probabilities. The record is
+    first replayed whole to validate it, unless ``validated`` says that was done."""
     from ..actions import bid_action, discard_action, play_action, trump_action
     from ..cards import SUIT_CHARS, cards_of, parse_card
     from ..game import Game
     from ..record import replay
     from .hints import probabilities_at
 
-    replay(record)  # validates: raises RecordMismatchError naming the hand and field
+    if not validated:
+        replay(record)  # validates: raises RecordMismatchError naming the hand and field
     rules = SmearRules.from_dict(record["rules"])
     players = [str(p) for p in record.get("players") or ["seat 0", "seat 1", "seat 2", "seat 3"]]
     agents = [server.checkpoint_agent(p, rules) if server is not None else None for p in players]
@@ -675,16 +741,22 @@ def _phase(g: Any) -> str:
     return Phase(g.phase).name
 
 
+class NotJsonError(ApiError):
+    """A text is not (strict) JSON: a 400."""
+
+
 def parse_json_text(text: str, what: str = "the request body") -> Any:
-    """``json.loads`` with a nesting bound (``MAX_JSON_DEPTH``, checked before parsing: json recurses)."""
-    from ..agents.checkpoint import json_depth
+    """Strict JSON (:func:`smear_env.jsonsafe.loads_strict`: no repeated key, no NaN, no integer of more
+    digits than Python converts) with a nesting bound (``MAX_JSON_DEPTH``, checked first, in time linear in
+    the text: json recurses); NotJsonError (400) naming ``what`` otherwise."""
+    from ..jsonsafe import JsonError, json_depth, loads_strict
 
     if json_depth(text) > MAX_JSON_DEPTH:
         raise ApiError(400, f"{what} is JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        return json.loads(text)
-    except RecursionError:  # pragma: no cover - the depth check comes first
-        raise ApiError(400, f"{what} is JSON nested too deeply") from None
+        return loads_strict(text)
+    except JsonError as e:
+        raise NotJsonError(400, f"{what} is not JSON: {e}") from None
 
 
 def parse_upload(text: str, index: int) -> dict[str, Any]:
@@ -695,24 +767,104 @@ def parse_upload(text: str, index: int) -> dict[str, Any]:
     try:
         doc = parse_json_text(text, "the file")
         recs = doc if isinstance(doc, list) else [doc]
-    except json.JSONDecodeError:
+    except NotJsonError as whole:
+        lines = text.splitlines()
+        if len(lines) < 2:
+            raise ApiError(400, f"{whole}: not a smear-record/1 file") from None
         recs = []
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(lines, 1):
             if line.strip():
                 try:
                     recs.append(parse_json_text(line, f"line {n}"))
-                except json.JSONDecodeError as e:
-                    raise ApiError(400, f"line {n} is not JSON ({e}): not a smear-record/1 file") from None
+                except NotJsonError as e:
+                    raise ApiError(400, f"{e}: not a smear-record/1 file") from None
     if not 0 <= index < len(recs):
         raise ApiError(400, f"record index {index} is out of range: the file holds {len(recs)} record(s)")
     rec = recs[index]
     from ..record import RecordValidationError, validate_record
+
+    hands = rec.get("hands") if isinstance(rec, dict) else None
+    if isinstance(hands, list) and len(hands) > MAX_RECORD_HANDS:
+        raise ApiError(413, f"the record holds {len(hands)} hands; an uploaded record may hold at most "
+                            f"{MAX_RECORD_HANDS}")
 
     try:
         validate_record(rec)
     except RecordValidationError as e:
         raise ApiError(400, str(e)) from None
     return rec
+
+
+# ============================================================================ replay worker
+REPLAYS_VALIDATED_KEPT = 8
+"""Validated records the replay worker keeps, by their bytes' digest (paging through a record with
+``?hand_from=`` validates it once)."""
+_replay_server: Server | None = None
+_replays_validated: OrderedDict[tuple[bytes, int], Any] = OrderedDict()
+
+
+def start_replay_worker(agents: Sequence[str]) -> None:  # pragma: no cover - runs in the worker process
+    """The replay worker's setup: a lower scheduling priority than the server's (on a busy machine the
+    server's own requests come first) and a server offering the same agents (for the checkpoints'
+    probabilities)."""
+    import os
+
+    global _replay_server
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+    _replay_server = Server(agents, hints=[])
+
+
+def replay_job(kind: str, payload: Any, index: int, hand_from: int, view_seat: Any,
+               server: Server | None = None) -> tuple[int, bytes]:
+    """One replay job, as (HTTP status, JSON body): ``kind`` "upload" (``payload`` the uploaded bytes,
+    ``index`` the record of the file) or "game" (``payload`` a record the server made). Runs in the worker
+    (``server`` None: the worker's server, which offers the same agents) or, for tests, anywhere."""
+    import hashlib
+
+    server = server if server is not None else _replay_server
+    try:
+        if kind == "upload":
+            key = (hashlib.sha256(payload).digest(), index)
+            rec = _replays_validated.get(key)
+            if rec is None:
+                try:
+                    text = payload.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ApiError(400, "the file is not UTF-8 text: not a smear-record/1 file") from None
+                rec = parse_upload(text, index)
+                out = _upload_frames(rec, server, hand_from, validated=False)
+                _replays_validated[key] = rec
+                while len(_replays_validated) > REPLAYS_VALIDATED_KEPT:
+                    _replays_validated.popitem(last=False)
+            else:
+                _replays_validated.move_to_end(key)
+                out = _upload_frames(rec, server, hand_from, validated=True)
+        else:
+            try:
+                out = replay_frames(payload, server, hand_from)
+            except ValueError as e:
+                raise ApiError(400, str(e)) from None
+            out["view_seat"] = view_seat
+        return 200, json.dumps(out).encode()
+    except ApiError as e:
+        return e.status, json.dumps(e.body).encode()
+    except Exception as e:  # a bug: say so without a traceback or a server path
+        return 500, json.dumps({"error": f"internal error ({type(e).__name__}): {scrub(str(e), server)}"}
+                               ).encode()
+
+
+def _upload_frames(rec: Any, server: Server | None, hand_from: int, validated: bool) -> dict[str, Any]:
+    from ..config import RuleOptionError
+    from ..game import IllegalActionError
+    from ..record import RecordMismatchError
+
+    try:
+        return replay_frames(rec, server, hand_from, validated=validated)
+    except (RecordMismatchError, RuleOptionError, IllegalActionError, ValueError) as e:
+        raise ApiError(400, f"the record does not replay: {e}") from None
 
 
 # ============================================================================ the app
@@ -726,7 +878,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
 
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse
+    from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
@@ -742,26 +894,30 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         if not raw.strip():
             return {}
         try:
-            return parse_json_text(raw.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ApiError(400, f"the request body is not JSON: {e}") from None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ApiError(400, f"the request body is not JSON: not UTF-8 text (byte {e.start})") from None
+        return parse_json_text(text)
 
-    async def read_body(request: Request, types: Sequence[str]) -> bytes:
-        """The body, read as a stream and refused (413) as soon as it passes MAX_UPLOAD bytes; a body of
+    async def read_body(request: Request, types: Sequence[str], limit: int = MAX_BODY) -> bytes:
+        """The body, read as a stream and refused (413) as soon as it passes ``limit`` bytes; a body of
         another media type than ``types`` is refused (415)."""
+        too_big = f"the request is larger than {limit >> 10} KiB" if limit < 1 << 20 else \
+            f"the request is larger than {limit >> 20} MiB"
         cl = request.headers.get("content-length")
         if cl is not None:
-            if not cl.strip().isdigit():
-                raise ApiError(400, f"Content-Length {cl!r} is not a number")
-            if int(cl) > MAX_UPLOAD:
-                raise ApiError(413, f"the request is larger than {MAX_UPLOAD >> 20} MiB")
+            cl = cl.strip()
+            if not (cl.isascii() and cl.isdigit()):
+                raise ApiError(400, f"Content-Length {short_repr(cl, 40)} is not a number")
+            if len(cl) > 12 or int(cl) > limit:
+                raise ApiError(413, too_big)
         if request.method in ("GET", "HEAD"):
             return b""
         buf = bytearray()
         async for chunk in request.stream():
             buf += chunk
-            if len(buf) > MAX_UPLOAD:
-                raise ApiError(413, f"the request is larger than {MAX_UPLOAD >> 20} MiB")
+            if len(buf) > limit:
+                raise ApiError(413, too_big)
         if buf.strip():
             ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype not in types:
@@ -769,7 +925,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
                                     f"{' or '.join(types[:3])}")
         return bytes(buf)
 
-    def handle(fn: Any, status: int = 200, types: Sequence[str] = JSON_TYPES) -> Any:
+    def handle(fn: Any, status: int = 200, types: Sequence[str] = JSON_TYPES, limit: int = MAX_BODY) -> Any:
         """An endpoint running ``fn(request, raw_body)`` in the thread pool (agents may think a while; a
         game's lock is only ever taken there), turning ApiError into its JSON answer; an unexpected error
         is a JSON 500 naming only its type (no traceback, no path)."""
@@ -777,8 +933,9 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
 
         async def endpoint(request: Request) -> Any:
             try:
-                raw = await read_body(request, types)
-                return ok(await run_in_threadpool(fn, request, raw), status)
+                raw = await read_body(request, types, limit)
+                out = await run_in_threadpool(fn, request, raw)
+                return out if isinstance(out, Response) else ok(out, status)
             except ApiError as e:
                 resp = ok(e.body, e.status)
                 if e.status == 413:  # the rest of the body is not read: end the connection
@@ -789,13 +946,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         return endpoint
 
     def since_of(request: Request, table: Table) -> int | None:
-        text = request.query_params.get("since")
-        if text is None:
-            return None
-        if not text.isdigit() or int(text) > len(table.log):
-            raise ApiError(400, f"since must be an integer 0..{len(table.log)} (the log's length), "
-                                f"not {text!r}")
-        return int(text)
+        return query_int(request, "since", len(table.log), what=" (the log's length)")
 
     def config(request: Request, raw: bytes) -> Any:
         import dataclasses
@@ -811,8 +962,12 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         body = parse_json(raw)
         if not isinstance(body, dict) or set(body) - {"rules"}:
             raise ApiError(400, 'the body must be {"rules": {...}}')
+        rules_in = body.get("rules")
+        if rules_in is not None and not isinstance(rules_in, dict):
+            raise ApiError(400, f"rules must be an object of rule options (or null for the defaults), not "
+                                f"{short_repr(rules_in, 40)}")
         try:
-            rules = SmearRules.from_dict(body.get("rules") or {})
+            rules = SmearRules.from_dict(rules_in or {})
         except (RuleOptionError, TypeError, ValueError) as e:
             raise ApiError(400, str(e)) from None
         return server.options(rules)
@@ -889,16 +1044,13 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
 
     def hint(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
-        with table.lock:
-            seat = human_seat(table, seat)
-            if table.session.to_act() != seat:
-                raise ApiError(409, "it is not your turn")
-            try:
-                return server.hint(table, seat)
-            except ApiError:
-                raise
-            except Exception as e:  # a failing hint agent (e.g. a bot): say so, the game goes on
-                raise ApiError(503, f"the hint agents could not answer: {scrub(str(e), server)}") from None
+        seat = human_seat(table, seat)
+        try:
+            return server.hint(table, seat)  # takes the game's lock only to read the position
+        except ApiError:
+            raise
+        except Exception as e:  # a failing hint agent (e.g. a bot): say so, the game goes on
+            raise ApiError(503, f"the hint agents could not answer: {scrub(str(e), server)}") from None
 
     def leave(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
@@ -997,36 +1149,21 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         return finished(server.link(request.path_params["game_id"])[0])
 
     def hand_from_of(request: Request) -> int:
-        text = request.query_params.get("hand_from", "0")
-        if not text.isdigit():
-            raise ApiError(400, f"hand_from must be a non-negative integer, not {text!r}")
-        return int(text)
+        return query_int(request, "hand_from", max(MAX_RECORD_HANDS, server.max_hands), 0,
+                         " (a hand of the record)")
+
+    def replayed(status: int, body: bytes) -> Response:
+        return Response(body, status_code=status, media_type="application/json",
+                        headers={"Cache-Control": "no-store"})
 
     def game_replay(request: Request, raw: bytes) -> Any:
         table, seat = server.link(request.path_params["game_id"])
         rec = finished(table)
-        try:
-            out = replay_frames(rec, server, hand_from_of(request))
-        except ValueError as e:
-            raise ApiError(400, str(e)) from None
-        out["view_seat"] = seat
-        return out
+        return replayed(*server.replays.run(replay_job, "game", rec, 0, hand_from_of(request), seat))
 
     def upload_replay(request: Request, raw: bytes) -> Any:
-        from ..record import RecordMismatchError
-
-        text = request.query_params.get("index", "0")
-        if not text.isdigit():
-            raise ApiError(400, f"index must be a non-negative integer, not {text!r}")
-        try:
-            body = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ApiError(400, "the file is not UTF-8 text: not a smear-record/1 file") from None
-        rec = parse_upload(body, int(text))
-        try:
-            return replay_frames(rec, server, hand_from_of(request))
-        except (RecordMismatchError, RuleOptionError, IllegalActionError, ValueError) as e:
-            raise ApiError(400, f"the record does not replay: {e}") from None
+        index = query_int(request, "index", MAX_UPLOAD, 0, " (a record of the file)")
+        return replayed(*server.replays.run(replay_job, "upload", raw, index, hand_from_of(request), None))
 
     async def page(request: Request) -> Any:
         name = "replay.html" if request.url.path.startswith("/replay") else "index.html"
@@ -1048,7 +1185,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
         Route("/api/games/{game_id}/chat", handle(chat), methods=["POST"]),
         Route("/api/games/{game_id}/record", handle(record)),
         Route("/api/games/{game_id}/replay", handle(game_replay)),
-        Route("/api/replay", handle(upload_replay, types=UPLOAD_TYPES), methods=["POST"]),
+        Route("/api/replay", handle(upload_replay, types=UPLOAD_TYPES, limit=MAX_UPLOAD), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
 
@@ -1092,6 +1229,13 @@ def default_agents() -> list[str]:
 
 
 # ============================================================================ CLI
+def port_number(text: str) -> int:
+    """A TCP port 1..65535 (argparse type: anything else is a one-line usage error)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 5 or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 1..65535, not {short_repr(text, 40)}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="smear-serve",
@@ -1100,7 +1244,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--host", default="127.0.0.1",
                     help="address to bind (default 127.0.0.1: this machine only)")
-    ap.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    ap.add_argument("--port", type=port_number, default=8000, help="port 1..65535 (default 8000)")
     ap.add_argument("--agent", action="append", metavar="SPEC",
                     help="an agent players may choose (repeatable; the first is the default opponent; "
                          "default: the shipped agent, heuristic, random, pimc). 'cmd:...' bots too.")
@@ -1141,5 +1285,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["MAX_JSON_DEPTH", "MAX_REPLAY_HANDS", "MAX_UPLOAD", "Server", "create_app", "main",
-           "replay_frames", "spectator_view"]
+__all__ = ["MAX_BODY", "MAX_JSON_DEPTH", "MAX_RECORD_HANDS", "MAX_REPLAY_HANDS", "MAX_UPLOAD", "Server",
+           "create_app", "main", "parse_json_text", "port_number", "query_int", "replay_frames", "replay_job",
+           "spectator_view"]
