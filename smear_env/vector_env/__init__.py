@@ -69,6 +69,8 @@ from ..vector import random_actions
 __all__ = ["OBS_FORMATS", "SmearSelfPlayVectorEnv", "SmearVectorEnv", "VectorRandomAgent", "make_vector_env"]
 
 OBS_FORMATS = ("dict", "flat")
+INFO_KEYS = ("seat", "learner_seat", "scores", "hand_number", "winner", "illegal_action", "action_mask")
+"""The info keys of every ``reset`` and ``step`` (the single-seat env's, batched)."""
 _EXTRA = {"score_scale": 1.0, "win_bonus": 0.0, "max_hands": None}
 
 
@@ -99,12 +101,23 @@ def _single_obs_space(obs_format: str) -> spaces.Space:
 
 def _check_actions(actions: Any, n: int) -> np.ndarray:
     a = np.asarray(actions)
-    if a.shape == (n, 1):
-        a = a[:, 0]
     if a.shape != (n,) or a.dtype.kind not in "iu":
-        raise ValueError(f"actions must be ({n},) integer action ids (0..{NUM_ACTIONS - 1}), got shape "
-                         f"{a.shape} dtype {a.dtype}")
+        raise ValueError(f"actions must have shape ({n},): one integer action id (0..{NUM_ACTIONS - 1}) per "
+                         f"game; got shape {a.shape} dtype {a.dtype}")
     return a.astype(np.int64, copy=False)
+
+
+AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+
+
+def _check_autoreset(mode: Any) -> AutoresetMode:
+    found = next((m for m in AUTORESET_MODES if mode is m or (isinstance(mode, str) and mode == m.value)),
+                 None)
+    if found is None:
+        raise RuleOptionError(f"option autoreset_mode={mode!r} is not allowed; allowed values: "
+                              "gymnasium.vector.AutoresetMode.NEXT_STEP ('NextStep'), "
+                              "AutoresetMode.SAME_STEP ('SameStep')")
+    return found
 
 
 class VectorRandomAgent:
@@ -160,12 +173,15 @@ class _Base:
 class SmearVectorEnv(_Base, VectorEnv):
     """One learning seat (or team) per game against fixed opponents, N games; see the module docstring."""
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, opponents: Any = None, partner: Any = None, *,
                  learning: str = "seat", seat: int | str = "random", obs_format: str = "dict",
-                 seed: int | None = None, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, seed: int | None = None,
+                 **kwargs: Any) -> None:
         self.num_envs = _check_num_envs(num_envs)
+        self.autoreset_mode = _check_autoreset(autoreset_mode)
+        self.metadata = {"autoreset_mode": self.autoreset_mode, "render_modes": []}
         self.rules, self.table_options = _options(kwargs, "SmearVectorEnv")
         if learning not in ("seat", "team"):
             raise RuleOptionError(f"option learning={learning!r} is not allowed; allowed values: "
@@ -192,6 +208,10 @@ class SmearVectorEnv(_Base, VectorEnv):
         self._cut = np.zeros(n, dtype=bool)
         self._last_obs = np.zeros((n, OBS_LOW.size), dtype=np.float32)
         self._mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
+        self._autoreset = np.zeros(n, dtype=bool)
+        """NEXT_STEP: the games whose episode ended in the last step (their next step is a reset step)."""
+        self._seat = np.zeros(n, dtype=np.int64)
+        self._all = np.ones(n, dtype=bool)
         self._ready = False
         self._zero_obs = np.zeros(OBS_LOW.size, dtype=np.float32)
         self._mask_only = [isinstance(p, BatchedRandomAgent | VectorRandomAgent) for p in self.players]
@@ -286,31 +306,60 @@ class SmearVectorEnv(_Base, VectorEnv):
         else:
             obs, mask, info = self.table.reset()
         self._ready = True
+        self._autoreset[:] = False
         self._last_obs, self._mask = obs, mask
-        return self._obs(obs, mask), self._infos(info, mask)
+        vg = self.table.vg
+        infos = self._infos(info["seat"], self.learner_seat.copy(), vg.scores.copy(), vg.hand_number.copy(),
+                            np.full(self.num_envs, -1, dtype=np.int64), mask)
+        return self._obs(obs, mask), infos
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """One decision of every game's learner (see the module docstring's Autoreset)."""
         self._require_reset()
         a = _check_actions(actions, self.num_envs)
+        vg = self.table.vg
         seat_before = self.learner_seat.copy()
+        hand_before = vg.hand_number.copy()
         self._cut[:] = False
-        obs, mask, rewards, terminated, truncated, info = self._advance(a)
+        next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
+        resetting = self._autoreset if next_step and self._autoreset.any() else None
+        obs, mask, rewards, terminated, truncated, info = self._advance(a, resetting)
         reward = rewards[self._ar, seat_before]
         ended = terminated | truncated
-        infos = self._infos(info, mask)
-        final = np.where(self._cut[:, None], self._cut_obs, self._last_obs)
-        infos["final_obs"] = self._obs(final, np.zeros_like(mask))
-        infos["_final_obs"] = ended
-        infos["final_info"] = {"game_over": info["game_over"], "winner": info["winner"],
-                               "final_scores": info["final_scores"], "episode_steps": info["episode_steps"],
-                               "learner_seat": seat_before}
-        infos["_final_info"] = ended
-        self._last_obs, self._mask = obs, mask
+        final = np.where(self._cut[:, None], self._cut_obs, self._last_obs) if ended.any() else None
+        self._last_obs = obs
+        if not next_step:
+            infos = self._infos(info["seat"], self.learner_seat.copy(), vg.scores.copy(),
+                                vg.hand_number.copy(), np.full(self.num_envs, -1, dtype=np.int64), mask)
+            infos["final_obs"] = self._obs(final if final is not None else obs, np.zeros_like(mask))
+            infos["_final_obs"] = ended
+            infos["final_info"] = {"game_over": info["game_over"], "winner": info["winner"],
+                                   "final_scores": info["final_scores"],
+                                   "episode_steps": info["episode_steps"], "learner_seat": seat_before}
+            infos["_final_info"] = ended
+            self._mask = mask
+            self._seat = info["seat"]
+            return self._obs(obs, mask), reward, terminated, truncated, infos
+        seat, scores, hands = info["seat"], vg.scores.copy(), vg.hand_number.copy()
+        learner = self.learner_seat.copy()
+        if final is not None:  # the ended episodes' last state: the learner's final view, the mask all ones
+            obs = np.where(ended[:, None], final, obs)
+            mask = mask.copy()
+            mask[ended] = True
+            seat = np.where(ended, np.where(self._cut, seat_before, self._seat), seat)
+            learner = np.where(ended, seat_before, learner)
+            scores = np.where((ended & info["new_game"])[:, None], info["final_scores"], scores)
+            hands = np.where(ended, hand_before, hands)
+        self._autoreset = ended
+        self._mask = mask
+        self._seat = seat
+        infos = self._infos(seat, learner, scores, hands, info["winner"], mask)
         return self._obs(obs, mask), reward, terminated, truncated, infos
 
-    def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+    def _advance(self, actions: np.ndarray, resetting: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         """:meth:`BatchedTable.step`, played through the table's low-level API so that agents that read only
-        the mask (batched random) get no observation computed for them."""
+        the mask (batched random) get no observation computed for them. ``resetting``: games whose action
+        is ignored (NEXT_STEP's reset step: their new episode already waits on the learner)."""
         table = self.table
         vg = table.vg
         n = self.num_envs
@@ -321,6 +370,7 @@ class SmearVectorEnv(_Base, VectorEnv):
         terminated = np.zeros(n, dtype=bool)
         truncated = np.zeros(n, dtype=bool)
         game_over = np.zeros(n, dtype=bool)
+        new_game = np.zeros(n, dtype=bool)
         winner = np.full(n, -1, dtype=np.int64)
         final_scores = np.zeros((n, 2), dtype=np.int64)
         episode_steps = np.zeros(n, dtype=np.int64)
@@ -333,11 +383,17 @@ class SmearVectorEnv(_Base, VectorEnv):
             episode_steps[ended] = st.episode_steps[ended]
             over = np.flatnonzero(st.new_game)
             if over.size:
+                new_game[over] = True
                 game_over[over] |= st.result.game_over[over]
                 winner[over] = st.result.winner[over]
                 final_scores[over] = st.result.scores[over]
 
-        add(table.apply(None, actions))
+        if resetting is None:
+            add(table.apply(None, actions))
+        else:
+            go = np.flatnonzero(~resetting)
+            if go.size:
+                add(table.apply(go, actions[go]))
         players, learner = table.players, table.is_learner
         while True:
             who = table.player_to_act()
@@ -362,12 +418,18 @@ class SmearVectorEnv(_Base, VectorEnv):
                 acts[rows] = players[p].act_batch(o, mask[rows], slots[rows])
             add(table.apply(None if all_lanes else lanes, acts))
         info = {"seat": vg.to_act.copy(), "game_over": game_over, "winner": winner,
-                "final_scores": final_scores,
+                "final_scores": final_scores, "new_game": new_game,
                 "episode_steps": np.where(terminated | truncated, episode_steps, table.episode_steps)}
         return vg.observe(), vg.legal_mask(), rewards, terminated, truncated, info
 
-    def _infos(self, info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
-        return {"action_mask": mask, "seat": info["seat"], "learner_seat": self.learner_seat.copy()}
+    def _infos(self, seat: np.ndarray, learner: np.ndarray, scores: np.ndarray, hands: np.ndarray,
+               winner: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
+        """The single-seat env's info keys, batched (each with Gymnasium's ``_key`` lane mask, all True)."""
+        info = {"seat": seat, "learner_seat": learner, "scores": scores, "hand_number": hands,
+                "winner": winner, "illegal_action": np.zeros(self.num_envs, dtype=bool), "action_mask": mask}
+        for k in INFO_KEYS:
+            info["_" + k] = self._all
+        return info
 
     def action_masks(self) -> np.ndarray:
         """(N, 72) bool: the legal actions of each game's learner now (sb3-contrib's name)."""
@@ -442,11 +504,15 @@ class SmearSelfPlayVectorEnv(_Base):
         pass
 
 
-def make_vector_env(num_envs: int = 1, **kwargs: Any) -> SmearVectorEnv:
+def make_vector_env(num_envs: int = 1, *, obs_format: str = "flat", **kwargs: Any) -> SmearVectorEnv:
     """The vector entry point of ``smear_env/SmearSingleSeat-v0``: ``gymnasium.make_vec(id, num_envs=N,
     vectorization_mode="vector_entry_point", **kwargs)`` calls this; ``kwargs`` are
-    :class:`SmearVectorEnv`'s (the single-seat env's options plus ``obs_format`` and ``seed``;
-    ``illegal_action`` is accepted only as ``"raise"``: an illegal action always raises here)."""
+    :class:`SmearVectorEnv`'s (the single-seat env's options plus ``autoreset_mode`` and ``seed``;
+    ``illegal_action`` is accepted only as ``"raise"``: an illegal action always raises here).
+
+    ``obs_format`` defaults to ``"flat"`` here, as the registered single-seat env: every ``make_vec`` mode
+    (``"sync"``, ``"async"``, ``"vector_entry_point"``) then gives ``Box(493)`` observations, NEXT_STEP
+    autoreset and the same info keys; ``obs_format="dict"`` gives the Dict in every mode too."""
     illegal = kwargs.pop("illegal_action", "raise")
     if illegal != "raise":
         raise RuleOptionError(f"option illegal_action={illegal!r} is not allowed for the vector env; "
@@ -456,4 +522,4 @@ def make_vector_env(num_envs: int = 1, **kwargs: Any) -> SmearVectorEnv:
         raise RuleOptionError(f"option render_mode={kwargs['render_mode']!r} is not allowed for the "
                               "vector env; allowed values: None")
     kwargs.pop("render_mode", None)
-    return SmearVectorEnv(num_envs, **kwargs)
+    return SmearVectorEnv(num_envs, obs_format=obs_format, **kwargs)
