@@ -29,6 +29,10 @@ Options:
 * ``obs_format``: ``"flat"`` (default: the ``Box(493)`` observation vector) or ``"dict"`` (the PettingZoo
   classic ``{"observation": (493,) float32, "action_mask": (72,) int8}``, as the vector env's
   ``obs_format="dict"``).
+* ``normalize``: ``False`` (default: the layout's values, :mod:`smear_env.observation`) or ``True`` (the
+  raw integer terms scaled, :func:`~smear_env.observation.normalized_scale`: scores and target as fractions
+  of the target score, hand sizes of 9). The ``Box`` bounds are tight either way
+  (:func:`~smear_env.observation.observation_bounds` of the rules and ``max_cycles``).
 
 Agents get ``start_game(seat, rules, rng)`` at each new game with generators derived from the env's.
 An illegal action raises :class:`~smear_env.game.IllegalActionError` (``illegal_action="raise"``, the
@@ -68,13 +72,13 @@ from .agents.base import RandomAgent
 from .config import RuleOptionError
 from .env import new_game_option, set_env_options
 from .game import HAND_OVER, Game, IllegalActionError
-from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
+from .observation import action_mask, encode_game, normalized_scale, observation_bounds
 from .render import render_mode_output
 from .seeding import check_seed
 from .table import OnTable, Table, play, start_agents
 
 LEARNING_VALUES = ("seat", "team")
-OWN_OPTIONS = ("opponents", "partner", "learning", "seat", "illegal_action", "obs_format")
+OWN_OPTIONS = ("opponents", "partner", "learning", "seat", "illegal_action", "obs_format", "normalize")
 OBS_FORMATS = ("flat", "dict")
 ILLEGAL_ACTION_VALUES = ("raise", "terminate")
 ILLEGAL_REWARD = -1.0
@@ -124,6 +128,7 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         seat: int | str = "random",
         illegal_action: str = "raise",
         obs_format: str = "flat",
+        normalize: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__()
@@ -149,9 +154,17 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
                 f"option obs_format={obs_format!r} is not allowed; allowed values: 'flat', 'dict'"
             )
         self.obs_format = obs_format
+        if type(normalize) is not bool:
+            raise RuleOptionError(f"option normalize={normalize!r} is not allowed; "
+                                  "allowed values: False, True")
+        self.normalize = normalize
+        low, high = observation_bounds(self.rules, self.max_cycles)
+        self._scale = normalized_scale(self.rules) if normalize else None
+        if self._scale is not None:
+            low, high = low * self._scale, high * self._scale
         # Players by seat relative to the learner: 1 left, 2 partner, 3 right.
         self._players = self._make_players(opponents, partner)
-        box = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
+        box = spaces.Box(low, high, dtype=np.float32)
         self.observation_space: spaces.Space = box if obs_format == "flat" else spaces.Dict(
             {"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8)})
         self.action_space = LegalDiscrete(NUM_ACTIONS, self._current_mask)
@@ -332,6 +345,8 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
 
     def _obs(self) -> Any:
         vec = encode_game(self._require_game(), self._obs_seat())
+        if self._scale is not None:
+            vec *= self._scale
         if self.obs_format == "flat":
             return vec
         return {"observation": vec, "action_mask": self.action_masks().astype(np.int8)}

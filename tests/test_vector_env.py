@@ -182,8 +182,10 @@ def test_same_seed_same_run_and_bad_input_errors():
     with pytest.raises(ValueError, match=r"actions must have shape \(4,\).*got shape \(4, 1\)"):
         env.step(np.asarray(legal_first(info["action_mask"]))[:, None])
     np.testing.assert_array_equal(env.action_masks(), info["action_mask"])  # nothing moved
-    with pytest.raises(RuleOptionError, match="autoreset_mode='Disabled'.*NEXT_STEP.*SAME_STEP"):
-        SmearVectorEnv(2, autoreset_mode="Disabled")
+    with pytest.raises(RuleOptionError, match="autoreset_mode='next'.*NEXT_STEP.*SAME_STEP.*DISABLED"):
+        SmearVectorEnv(2, autoreset_mode="next")
+    with pytest.raises(RuleOptionError, match="normalize=1 .*False, True"):
+        SmearVectorEnv(2, normalize=1)
     with pytest.raises(RuleOptionError, match="obs_format='nope'.*'dict', 'flat'"):
         SmearVectorEnv(2, obs_format="nope")
     with pytest.raises(RuleOptionError, match="num_envs=0"):
@@ -359,6 +361,7 @@ def test_gymnasiums_vector_wrappers_run_on_the_vector_env():
     env = gymnasium.make_vec(ENV_ID, num_envs=8, vectorization_mode="vector_entry_point", opponents="random",
                              episode="hand")
     env = RecordEpisodeStatistics(NormalizeObservation(FlattenObservation(env)))
+    assert env.metadata["autoreset_mode"] is NEXT
     obs, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     episodes = 0
@@ -378,3 +381,75 @@ def test_sb3_vec_env_refuses_a_bad_seed_at_once():
     assert venv.seed(3) == [3, 3]
     with pytest.raises(ValueError, match="autoreset_mode='SameStep'"):
         SmearSB3VecEnv(env=SmearVectorEnv(2, obs_format="flat"))
+
+
+def test_disabled_autoreset_resets_the_ended_games_by_reset_mask():
+    """AutoresetMode.DISABLED (TorchRL's preferred mode): an ended game waits for
+    reset(options={"reset_mask"}) and step() refuses to run past it; the other games are unchanged."""
+    env = SmearVectorEnv(6, opponents="random", episode="hand", obs_format="flat", autoreset_mode="Disabled",
+                         seed=3)
+    assert env.metadata["autoreset_mode"] is gymnasium.vector.AutoresetMode.DISABLED
+    _, info = env.reset()
+    rng = np.random.default_rng(0)
+    resets = 0
+    for _ in range(120):
+        obs, r, term, trunc, info = env.step(random_actions(info["action_mask"], rng))
+        done = term | trunc
+        if done.any():
+            assert info["action_mask"][done].all()
+            with pytest.raises(RuntimeError, match="reset them first"):
+                env.step(random_actions(info["action_mask"], rng))
+            before = obs.copy()
+            obs, info = env.reset(options={"reset_mask": done})
+            np.testing.assert_array_equal(obs[~done], before[~done])  # the other games are unchanged
+            assert info["_seat"].tolist() == done.tolist() and info["action_mask"].any(axis=1).all()
+            assert (obs[done][:, 489:493].sum(axis=1) >= 21).all()  # a new hand: at most 3 cards played
+            resets += int(done.sum())
+    assert resets > 10
+    with pytest.raises(ValueError, match="reset_mask.*bool"):
+        env.reset(options={"reset_mask": [True] * 6})
+    with pytest.raises(ValueError, match="only options"):
+        env.reset(options={"x": 1})
+
+
+def test_observation_space_bounds_are_tight_and_hold_every_observation():
+    from gymnasium.wrappers.vector import DtypeObservation
+
+    from smear_env.observation import SLICES
+
+    env = SmearVectorEnv(16, opponents="random", obs_format="flat", target_score=5, seed=0)
+    space = env.single_observation_space
+    assert space.high[SLICES["target_score"]].tolist() == [5.0]
+    assert space.high[SLICES["scores"]].max() == 9.0 and space.low.min() >= -(2**11)
+    assert np.zeros(493, dtype=np.float32) in space  # the placeholder frameworks fill in
+    obs, info = env.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        assert obs in env.observation_space
+        obs, *_, info = env.step(random_actions(info["action_mask"], rng))
+    d = DtypeObservation(gymnasium.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point"),
+                         np.float16)
+    o, _ = d.reset(seed=0)
+    assert o.dtype == np.float16 and o in d.observation_space
+    n = SmearVectorEnv(4, obs_format="flat", normalize=True, seed=0)
+    raw = SmearVectorEnv(4, obs_format="flat", seed=0)
+    a, _ = n.reset()
+    b, _ = raw.reset()
+    np.testing.assert_allclose(a[:, SLICES["target_score"]], 1.0)
+    np.testing.assert_allclose(a[:, SLICES["hand_sizes"]] * 9, b[:, SLICES["hand_sizes"]])
+    assert a in n.observation_space and np.abs(n.single_observation_space.high).max() < 2
+
+
+def test_single_seat_env_takes_agent_specs_and_the_same_bounds():
+    from smear_env.agents.heuristic import HeuristicAgent
+    from smear_env.single_seat import SmearSingleSeatEnv
+
+    env = SmearSingleSeatEnv(opponents="heuristic", partner="random", target_score=7)
+    assert isinstance(env._players[1], HeuristicAgent) and env._players[1] is not env._players[3]
+    vec = SmearVectorEnv(2, obs_format="flat", target_score=7)
+    np.testing.assert_array_equal(env.observation_space.low, vec.single_observation_space.low)
+    np.testing.assert_array_equal(env.observation_space.high, vec.single_observation_space.high)
+    obs, _ = SmearSingleSeatEnv(opponents=["random", "heuristic"], normalize=True).reset(seed=0)
+    assert obs.max() <= 1.0
+    with pytest.raises(ValueError, match="'nope'"):
+        SmearSingleSeatEnv(opponents="nope")

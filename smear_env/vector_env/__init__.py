@@ -62,7 +62,7 @@ from ..actions import NUM_ACTIONS
 from ..agents.batched import BatchedRandomAgent, make_batched_agent
 from ..batched_table import LEARNER, BatchedStep, BatchedTable
 from ..config import RuleOptionError, SmearRules
-from ..observation import OBS_HIGH, OBS_LOW
+from ..observation import OBS_LOW, normalized_scale, observation_bounds
 from ..table import parse_options
 from ..vector import random_actions
 
@@ -92,8 +92,8 @@ def _check_format(obs_format: Any) -> str:
     return obs_format
 
 
-def _single_obs_space(obs_format: str) -> spaces.Space:
-    box = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
+def _single_obs_space(obs_format: str, low: np.ndarray, high: np.ndarray) -> spaces.Space:
+    box = spaces.Box(low, high, dtype=np.float32)
     if obs_format == "flat":
         return box
     return spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8)})
@@ -107,7 +107,21 @@ def _check_actions(actions: Any, n: int) -> np.ndarray:
     return a.astype(np.int64, copy=False)
 
 
-AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+def _reset_mask(options: Any, n: int) -> np.ndarray | None:
+    """The ``reset_mask`` of ``reset(options=...)`` (None without one); any other option is refused."""
+    if not options:
+        return None
+    if not isinstance(options, dict) or set(options) != {"reset_mask"}:
+        raise ValueError(f"SmearVectorEnv.reset takes only options={{'reset_mask': (N,) bool array}}, got "
+                         f"{options!r}")
+    m = options["reset_mask"]
+    if not isinstance(m, np.ndarray) or m.dtype != np.bool_ or m.shape != (n,) or not m.any():
+        raise ValueError(f"options['reset_mask'] must be a ({n},) bool numpy array with a True, got "
+                         f"{type(m).__name__} {getattr(m, 'shape', '')} {getattr(m, 'dtype', '')}".rstrip())
+    return m
+
+
+AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 
 
 def _check_autoreset(mode: Any) -> AutoresetMode:
@@ -116,7 +130,7 @@ def _check_autoreset(mode: Any) -> AutoresetMode:
     if found is None:
         raise RuleOptionError(f"option autoreset_mode={mode!r} is not allowed; allowed values: "
                               "gymnasium.vector.AutoresetMode.NEXT_STEP ('NextStep'), "
-                              "AutoresetMode.SAME_STEP ('SameStep')")
+                              "AutoresetMode.SAME_STEP ('SameStep'), AutoresetMode.DISABLED ('Disabled')")
     return found
 
 
@@ -151,7 +165,11 @@ class _Base:
     num_envs: int
     obs_format: str
 
+    _scale: np.ndarray | None = None
+
     def _obs(self, obs: np.ndarray, mask: np.ndarray) -> Any:
+        if self._scale is not None:
+            obs = obs * self._scale
         if self.obs_format == "flat":
             return obs
         return {"observation": obs, "action_mask": mask.astype(np.int8)}
@@ -177,8 +195,8 @@ class SmearVectorEnv(_Base, VectorEnv):
 
     def __init__(self, num_envs: int = 1, opponents: Any = None, partner: Any = None, *,
                  learning: str = "seat", seat: int | str = "random", obs_format: str = "dict",
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, seed: int | None = None,
-                 **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, normalize: bool = False,
+                 seed: int | None = None, **kwargs: Any) -> None:
         self.num_envs = _check_num_envs(num_envs)
         self.autoreset_mode = _check_autoreset(autoreset_mode)
         self.metadata = {"autoreset_mode": self.autoreset_mode, "render_modes": []}
@@ -195,7 +213,7 @@ class SmearVectorEnv(_Base, VectorEnv):
         self._seed_rng(seed)
         self._fast_random = VectorRandomAgent(np.random.default_rng(self._rng.integers(2**63)))
         self.players, self._rel = self._make_players(opponents, partner)
-        self.single_observation_space = _single_obs_space(self.obs_format)
+        self.single_observation_space = self._bounded_space(normalize)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -209,7 +227,9 @@ class SmearVectorEnv(_Base, VectorEnv):
         self._last_obs = np.zeros((n, OBS_LOW.size), dtype=np.float32)
         self._mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
         self._autoreset = np.zeros(n, dtype=bool)
-        """NEXT_STEP: the games whose episode ended in the last step (their next step is a reset step)."""
+        """NEXT_STEP / DISABLED: the games whose episode ended in the last step (NEXT_STEP: their next step is
+        a reset step; DISABLED: they wait for ``reset(options={"reset_mask": ...})``)."""
+        self._obs_of_ended = np.zeros((n, OBS_LOW.size), dtype=np.float32)
         self._seat = np.zeros(n, dtype=np.int64)
         self._all = np.ones(n, dtype=bool)
         self._ready = False
@@ -221,6 +241,17 @@ class SmearVectorEnv(_Base, VectorEnv):
                                   on_new_games=self._seat_games, on_step=self._on_step)
 
     # ------------------------------------------------------------------ set-up
+    def _bounded_space(self, normalize: Any) -> spaces.Space:
+        if type(normalize) is not bool:
+            raise RuleOptionError(f"option normalize={normalize!r} is not allowed; "
+                                  "allowed values: False, True")
+        self.normalize = normalize
+        low, high = observation_bounds(self.rules, self.table_options.max_cycles)
+        if normalize:
+            self._scale = normalized_scale(self.rules)
+            low, high = low * self._scale, high * self._scale
+        return _single_obs_space(self.obs_format, low, high)
+
     def _make_players(self, opponents: Any, partner: Any) -> tuple[list[Any], dict[int, int]]:
         made: dict[Any, int] = {}
         players: list[Any] = [LEARNER]
@@ -296,9 +327,34 @@ class SmearVectorEnv(_Base, VectorEnv):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
-        """New games in every lane, played to each learner's first decision (``seed``: reproducible)."""
-        if options:
-            raise ValueError(f"SmearVectorEnv.reset takes no options, got {options!r}")
+        """New games in every lane, played to each learner's first decision (``seed``: reproducible).
+
+        ``options={"reset_mask": m}`` (Gymnasium's partial reset, what ``AutoresetMode.DISABLED`` needs):
+        ``m`` a ``(N,)`` bool array; all True is a whole reset, else every lane in ``m`` must have ended its
+        episode in the last step (its next episode, already dealt, starts; the other lanes are unchanged)."""
+        mask = _reset_mask(options, self.num_envs)
+        if mask is not None and not mask.all():
+            if seed is not None:
+                raise ValueError("reset(seed=...) with a partial reset_mask is not supported; seed a whole "
+                                 "reset")
+            self._require_reset()
+            bad = np.flatnonzero(mask & ~self._autoreset)
+            if bad.size:
+                raise ValueError(f"reset_mask names games {bad.tolist()[:8]} whose episode has not ended; "
+                                 "only games that ended in the last step can be reset alone")
+            self._autoreset[mask] = False
+            vg = self.table.vg
+            obs, live = vg.observe(), vg.legal_mask()
+            shown = np.where(self._autoreset[:, None], self._obs_of_ended, obs)
+            m = live.copy()
+            m[self._autoreset] = True
+            self._mask = m
+            self._seat = np.where(mask, vg.to_act, self._seat)
+            infos = self._infos(self._seat.copy(), self.learner_seat.copy(), vg.scores.copy(),
+                                vg.hand_number.copy(), np.full(self.num_envs, -1, np.int64), m)
+            for k in INFO_KEYS:
+                infos["_" + k] = mask
+            return self._obs(shown, m), infos
         if seed is not None:
             self._seed_rng(seed)
             self._fast_random.rng = np.random.default_rng(self._rng.integers(2**63))
@@ -307,7 +363,7 @@ class SmearVectorEnv(_Base, VectorEnv):
             obs, mask, info = self.table.reset()
         self._ready = True
         self._autoreset[:] = False
-        self._last_obs, self._mask = obs, mask
+        self._last_obs, self._mask, self._seat = obs, mask, info["seat"]
         vg = self.table.vg
         infos = self._infos(info["seat"], self.learner_seat.copy(), vg.scores.copy(), vg.hand_number.copy(),
                             np.full(self.num_envs, -1, dtype=np.int64), mask)
@@ -321,8 +377,14 @@ class SmearVectorEnv(_Base, VectorEnv):
         seat_before = self.learner_seat.copy()
         hand_before = vg.hand_number.copy()
         self._cut[:] = False
-        next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
-        resetting = self._autoreset if next_step and self._autoreset.any() else None
+        next_step = self.autoreset_mode is not AutoresetMode.SAME_STEP  # NEXT_STEP or DISABLED
+        resetting = None
+        if next_step and self._autoreset.any():
+            if self.autoreset_mode is AutoresetMode.DISABLED:
+                ended = np.flatnonzero(self._autoreset).tolist()[:8]
+                raise RuntimeError(f"games {ended} ended their episode: reset them first "
+                                   "(reset(options={'reset_mask': mask}); autoreset_mode is DISABLED)")
+            resetting = self._autoreset
         obs, mask, rewards, terminated, truncated, info = self._advance(a, resetting)
         reward = rewards[self._ar, seat_before]
         ended = terminated | truncated
@@ -344,6 +406,7 @@ class SmearVectorEnv(_Base, VectorEnv):
         learner = self.learner_seat.copy()
         if final is not None:  # the ended episodes' last state: the learner's final view, the mask all ones
             obs = np.where(ended[:, None], final, obs)
+            self._obs_of_ended = obs
             mask = mask.copy()
             mask[ended] = True
             seat = np.where(ended, np.where(self._cut, seat_before, self._seat), seat)
@@ -460,7 +523,8 @@ class SmearSelfPlayVectorEnv(_Base):
         self.num_envs = _check_num_envs(num_envs)
         self.rules, self.table_options = _options(kwargs, "SmearSelfPlayVectorEnv")
         self.obs_format = _check_format(obs_format)
-        self.single_observation_space = _single_obs_space(self.obs_format)
+        self.single_observation_space = _single_obs_space(
+            self.obs_format, *observation_bounds(self.rules, self.table_options.max_cycles))
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
