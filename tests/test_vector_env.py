@@ -63,14 +63,16 @@ def test_make_vec_returns_the_batched_vector_env_with_next_step_autoreset():
     env.close()
 
 
-def test_vector_env_equals_the_batched_tables_learner_api():
-    """SmearVectorEnv plays the table through its low-level API (no observation for the random agent): its
-    observations, masks, rewards and episode ends equal BatchedTable.step's on the same seating and seed."""
+@pytest.mark.parametrize("partner", ["random", "heuristic"])
+def test_vector_env_equals_the_batched_tables_learner_api(partner):
+    """SmearVectorEnv plays the table through its low-level API (no observation for the random agent; the
+    table's own loop, packed observations, when no agent reads the mask alone): its observations, masks,
+    rewards and episode ends equal BatchedTable.step's on the same seating and seed."""
     n = 12
-    env = SmearVectorEnv(n, opponents="heuristic", partner="random", seat=1, episode="hand", reward="score",
+    env = SmearVectorEnv(n, opponents="heuristic", partner=partner, seat=1, episode="hand", reward="score",
                          obs_format="flat", autoreset_mode=SAME, seed=5)
     obs, info = env.reset()
-    players = [LEARNER, make_batched_agent("heuristic", env.rules), make_batched_agent("random", env.rules)]
+    players = [LEARNER, make_batched_agent("heuristic", env.rules), make_batched_agent(partner, env.rules)]
     table = BatchedTable(n, players, np.array([1, 0, 1, 2]), env.rules, env.table_options,
                          seed=env.table.seed)
     obs2, mask2, _ = table.reset()

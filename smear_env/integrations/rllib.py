@@ -53,7 +53,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, raw_env
-from ..observation import OBS_HIGH, OBS_LOW, OBS_SIZE
+from ..observation import OBS_SIZE, observation_bounds
 
 ENV_NAME = "smear_v0"
 OBS_KEY = "observations"
@@ -121,7 +121,7 @@ class SmearMultiAgentEnv(MultiAgentEnv):
             raise ValueError(
                 f"env_config obs_scale must have {OBS_SIZE} values, got shape {self.obs_scale.shape}")
         self.env = raw_env(**opts)
-        low, high = OBS_LOW, OBS_HIGH
+        low, high = observation_bounds(self.env.rules, self.env.max_cycles)  # tight, per feature
         if self.obs_scale is not None:
             low, high = np.minimum(low * self.obs_scale, high * self.obs_scale), np.maximum(
                 low * self.obs_scale, high * self.obs_scale)

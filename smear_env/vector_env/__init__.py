@@ -134,6 +134,13 @@ def _check_autoreset(mode: Any) -> AutoresetMode:
     return found
 
 
+class _Accumulator:
+    """What :meth:`BatchedTable.run_agents` accumulates into: ``add(step)`` per engine step."""
+
+    def __init__(self, add: Any) -> None:
+        self.add = add
+
+
 class VectorRandomAgent:
     """Uniformly random legal actions for every row from one generator
     (:func:`smear_env.vector.random_actions`, one uniform draw per row): the vectorised random
@@ -458,6 +465,8 @@ class SmearVectorEnv(_Base, VectorEnv):
             if go.size:
                 add(table.apply(go, actions[go]))
         players, learner = table.players, table.is_learner
+        if not any(self._mask_only):  # the table's own loop: packed observations for agents that take them
+            table.run_agents(_Accumulator(add))
         while True:
             who = table.player_to_act()
             lanes = np.flatnonzero(~learner[who])
