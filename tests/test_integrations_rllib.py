@@ -156,14 +156,16 @@ def test_rllibs_own_action_masking_example_runs_after_one_import():
 import ray
 import smear_env.integrations.rllib  # noqa: F401
 from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
 ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
 config = (PPOConfig().environment("smear_v0", env_config={"episode": "hand"})
           .env_runners(num_env_runners=0, sample_timeout_s=None)
-          .rl_module(rl_module_spec=RLModuleSpec(module_class=ActionMaskingTorchRLModule,
-                                                 model_config={"fcnet_hiddens": [32]}))
+          .multi_agent(policies={"p"}, policy_mapping_fn=lambda agent_id, episode, **kw: "p")
+          .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"p": RLModuleSpec(
+              module_class=ActionMaskingTorchRLModule, model_config={"fcnet_hiddens": [32]})}))
           .training(train_batch_size_per_learner=128, minibatch_size=64, num_epochs=1))
 algo = config.build_algo()
 print(algo.train()["env_runners"]["num_env_steps_sampled_lifetime"])
@@ -172,4 +174,4 @@ ray.shutdown()
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert int(out.stdout.strip().splitlines()[-1]) >= 128
+    assert float(out.stdout.strip().splitlines()[-1]) >= 128
