@@ -9,7 +9,8 @@ returns (:func:`make_vector_env`; the keyword arguments are this class's). The s
 (:mod:`smear_env.single_seat`) is its one-game form: the same options, seats, rewards and episodes.
 
 Observations and the action mask
-    ``obs_format="dict"`` (default): ``{"observation": (N, 493) float32, "action_mask": (N, 72) int8}``,
+    ``obs_format="dict"`` (the class's default; the ``make_vec`` entry point's is ``"flat"``):
+    ``{"observation": (N, 493) float32, "action_mask": (N, 72) int8}``,
     the PettingZoo classic layout (``single_observation_space`` is that ``Dict``); ``"flat"``: the
     ``(N, 493)`` array alone. Either way ``infos["action_mask"]`` is the ``(N, 72)`` bool mask and
     :meth:`SmearVectorEnv.action_masks` returns it (sb3-contrib's name). The observation is that of the
@@ -23,17 +24,36 @@ Actions, rewards, episodes
     :class:`~smear_env.vector.VectorIllegalActionError` naming the game, the action and the legal ones;
     no game moves.
 
-Autoreset: ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``)
-    A game whose episode ended in a step (``terminated | truncated``) has already begun its next episode:
-    the returned observation is the first one of the next episode (the next hand of the same game with
-    ``episode="hand"``, else a new game). ``infos["final_obs"]`` (same structure as the observations,
+Info
+    Every ``reset`` and ``step``: the single-seat env's keys, batched, with fixed dtypes (:data:`INFO_KEYS`:
+    ``seat``, ``learner_seat``, ``scores`` ``(N, 2)``, ``hand_number``, ``winner``, ``illegal_action``,
+    ``action_mask``), each with Gymnasium's ``_key`` lane mask.
+
+Autoreset: ``autoreset_mode`` (attribute and ``metadata["autoreset_mode"]``), Gymnasium's three modes
+    ``AutoresetMode.NEXT_STEP`` (default, as Gymnasium's own vector envs): a game whose episode ended in a
+    step (``terminated | truncated``) returns that episode's end: the learner's final view (see
+    ``final_obs`` below) with an all-ones mask, and infos of the ended episode (``winner``, ``scores``,
+    ``learner_seat``); its next step is a reset step (action ignored, reward 0, not done) returning the next
+    episode's first observation (the next hand of the same game with ``episode="hand"``, else a new game).
+
+    ``AutoresetMode.SAME_STEP``: the ended game has already begun its next episode and the returned
+    observation is the next episode's first. ``infos["final_obs"]`` (same structure as the observations,
     valid where ``infos["_final_obs"]``) holds the learner's observation at the end of the episode: exact
     for a game cut off by ``max_cycles`` (the value to bootstrap from); for an episode that ended naturally
     (the engine deals the next hand at once, so the final state never exists) it is the learner's last
     observation before the end (a terminated episode needs no bootstrap). Its ``action_mask`` is all zeros.
     ``infos["final_info"]`` (valid where ``infos["_final_info"]``) holds ``game_over``, ``winner`` (team,
     -1 none), ``final_scores`` ``(N, 2)`` and ``episode_steps`` (decisions of all seats in the episode).
+
+    ``AutoresetMode.DISABLED``: as NEXT_STEP, except that an ended game waits for
+    ``reset(options={"reset_mask": mask})`` (``step`` raises until then).
+
     ``reset()`` starts new games in every lane; ``reset(seed=s)`` makes the whole run reproducible.
+
+Observations
+    ``Box`` bounds per feature from the rules and ``max_cycles``
+    (:func:`~smear_env.observation.observation_bounds`); ``normalize=True`` scales the integer terms
+    (:func:`~smear_env.observation.normalized_scale`).
 
 Seats (``seat``, ``learning``, ``opponents``, ``partner``)
     As in the single-seat env: ``seat="random"`` draws the learner's seat per game from the env's seeded
@@ -530,6 +550,7 @@ class SmearSelfPlayVectorEnv(_Base):
     def __init__(self, num_envs: int = 1, *, obs_format: str = "dict", seed: int | None = None,
                  **kwargs: Any) -> None:
         self.num_envs = _check_num_envs(num_envs)
+        self.autoreset_mode = AutoresetMode.SAME_STEP
         self.rules, self.table_options = _options(kwargs, "SmearSelfPlayVectorEnv")
         self.obs_format = _check_format(obs_format)
         self.single_observation_space = _single_obs_space(
