@@ -1,5 +1,5 @@
 """PufferLib clients written from PufferLib's own documentation (skipped unless PufferLib is installed: make
-test-pufferlib, the venv of constraints/pufferlib.txt, which installs ``pufferlib-core``: the ``pufferlib``
+test-clients, the venv of constraints/clients.txt, which installs ``pufferlib-core``: the ``pufferlib``
 package on the index builds from source and downloads raylib at build time). Its Gymnasium emulation
 (``GymnasiumPufferEnv``) under its ``Serial`` and ``Multiprocessing`` vectorisation, the Dict observation
 emulated into one flat buffer and the action mask read back with ``pufferlib.emulation.nativize``; its

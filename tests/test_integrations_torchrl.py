@@ -1,5 +1,5 @@
 """TorchRL clients written from TorchRL's own documentation (skipped unless torchrl is installed: make
-test-torchrl, the venv of constraints/torchrl.txt): its import order, ``GymEnv`` with
+test-clients, the venv of constraints/clients.txt): its import order, ``GymEnv`` with
 ``auto_register_info_dict`` and the ``ActionMask`` transform, batched ``GymEnv(id, num_envs=N)`` and
 ``GymWrapper(gymnasium.make_vec(id, ...))`` in the autoreset mode TorchRL asks for (``DISABLED``)."""
 
