@@ -1,113 +1,117 @@
-"""Random masked stepping: the batched vector env against SB3's SubprocVecEnv of the single-seat env, per CPU
-second (the CPU time of every process: this one and the SubprocVecEnv workers), in one run, interleaved.
+"""Learner decisions per CPU second of the three ways to run N games of ``smear_env/SmearSingleSeat-v0`` in
+one process, measured in one run, interleaved (each round times every configuration once, in turn):
 
-    PYTHONPATH=. python benchmarks/vector_env_speed.py --seconds 5 --rounds 3
+* ``vector``: the vector entry point, ``gymnasium.make_vec(id, num_envs=N,
+  vectorization_mode="vector_entry_point", opponents=...)`` (:class:`smear_env.vector_env.SmearVectorEnv`:
+  N games on the batched engine, NEXT_STEP autoreset);
+* ``sync``: ``gymnasium.make_vec(id, num_envs=N, vectorization_mode="sync", opponents=...)`` (N single-seat
+  envs in a ``SyncVectorEnv``);
+* ``sb3``: Stable-Baselines3's ``DummyVecEnv`` of N ``gymnasium.make(id, opponents=...)`` envs, stepped the
+  way MaskablePPO steps a VecEnv (``env_method("action_masks")``, then ``step``).
 
-Each round times, for about ``--seconds`` of wall time each:
+for N in ``--num-envs`` (default 64 and 1024) and opponents in ``--opponents`` (default ``random`` and
+``heuristic``: the agent spec strings, so every configuration plays the same agents). A decision is one
+learner decision (one env step of one game); the opponents' decisions in between are not counted. The
+learner's actions are uniform over the legal ones (one seeded generator). Printed: the median decisions per
+CPU second (this process's CPU time) and per wall second of each configuration, and the ratios vector / sync
+and sync / sb3.
 
-* ``SmearVectorEnv(N)`` (default N = 1024) with the default opponents (``opponents=None``: vectorised random,
-  one generator) and with ``opponents="random"`` (``make_batched_agent("random")``: per-game generators,
-  RandomAgent's exact draws);
-* ``SubprocVecEnv`` of ``--workers`` (4) single-seat envs (``make_env("random")``), stepped the way
-  MaskablePPO steps a VecEnv: ``env_method("action_masks")`` then ``step``.
-
-A decision is one learner decision (one env step of one game); the opponents' decisions in between are not
-counted. The learner's actions are uniform over the legal ones. Printed: decisions per CPU second and per wall
-second for each, and the ratio per CPU second of the vector env over SubprocVecEnv.
+    PYTHONPATH=. python benchmarks/vector_env_speed.py --seconds 2 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import time
+from collections.abc import Callable
 
 import numpy as np
 
-TICK = os.sysconf("SC_CLK_TCK")
+ID = "smear_env/SmearSingleSeat-v0"
+KINDS = ("vector", "sync", "sb3")
 
 
-def _proc_cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
-
-
-def _cpu(pids: list[int]) -> float:
-    return time.process_time() + sum(_proc_cpu(p) for p in pids)
-
-
-def time_vector(env, seconds: float, rng: np.random.Generator) -> tuple[float, float]:
+def _gym_stepper(env, rng: np.random.Generator) -> Callable[[], int]:
     from smear_env.vector import random_actions
 
-    obs, info = env.reset(seed=int(rng.integers(2**31)))
-    for _ in range(3):  # warm up
-        obs, _, _, _, info = env.step(random_actions(info["action_mask"], rng))
-    n, c0, w0 = 0, _cpu([]), time.perf_counter()
-    while time.perf_counter() - w0 < seconds:
-        obs, _, _, _, info = env.step(random_actions(info["action_mask"], rng))
-        n += env.num_envs
-    return n / (_cpu([]) - c0), n / (time.perf_counter() - w0)
+    _, info = env.reset(seed=int(rng.integers(2**31)))
+    state = {"mask": info["action_mask"]}
+
+    def step() -> int:
+        _, _, _, _, info = env.step(random_actions(state["mask"], rng))
+        state["mask"] = info["action_mask"]
+        return env.num_envs
+
+    return step
 
 
-def time_subproc(venv, seconds: float, rng: np.random.Generator) -> tuple[float, float]:
+def _sb3_stepper(venv, rng: np.random.Generator) -> Callable[[], int]:
     from smear_env.vector import random_actions
 
-    pids = [p.pid for p in venv.processes]
+    venv.seed(int(rng.integers(2**31)))
     venv.reset()
-    n, c0, w0 = 0, _cpu(pids), time.perf_counter()
-    while time.perf_counter() - w0 < seconds:
+
+    def step() -> int:
         masks = np.stack(venv.env_method("action_masks"))
         venv.step(random_actions(masks, rng))
-        n += venv.num_envs
-    return n / (_cpu(pids) - c0), n / (time.perf_counter() - w0)
+        return venv.num_envs
+
+    return step
 
 
-def _single(i: int):
-    from smear_env.single_seat import make_env
+def make(kind: str, n: int, opponents: str, rng: np.random.Generator) -> Callable[[], int]:
+    import gymnasium
 
-    def make():
-        return make_env("random")
+    import smear_env  # noqa: F401  (registers the id)
 
-    return make
+    if kind == "sb3":
+        from stable_baselines3.common.vec_env import DummyVecEnv
+
+        return _sb3_stepper(DummyVecEnv([lambda: gymnasium.make(ID, opponents=opponents)] * n), rng)
+    mode = "vector_entry_point" if kind == "vector" else "sync"
+    return _gym_stepper(gymnasium.make_vec(ID, num_envs=n, vectorization_mode=mode, opponents=opponents), rng)
 
 
-def main(argv: list[str] | None = None) -> None:
+def measure(step: Callable[[], int], seconds: float) -> tuple[float, float]:
+    step()  # warm up
+    n, c0, w0 = 0, time.process_time(), time.perf_counter()
+    while time.perf_counter() - w0 < seconds:
+        n += step()
+    return n / (time.process_time() - c0), n / (time.perf_counter() - w0)
+
+
+def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--num-envs", type=int, default=1024)
-    ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--seconds", type=float, default=5.0, help="wall seconds per measurement")
+    ap.add_argument("--num-envs", type=int, nargs="+", default=[64, 1024])
+    ap.add_argument("--opponents", nargs="+", default=["random", "heuristic"])
+    ap.add_argument("--seconds", type=float, default=2.0, help="wall seconds per measurement")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    from stable_baselines3.common.vec_env import SubprocVecEnv
-
-    from smear_env.vector_env import SmearVectorEnv
-
-    rng = np.random.default_rng(0)
-    fast = SmearVectorEnv(args.num_envs, seed=0)
-    exact = SmearVectorEnv(args.num_envs, opponents="random", seed=0)
-    sub = SubprocVecEnv([_single(i) for i in range(args.workers)])
-    rows: dict[str, list[tuple[float, float]]] = {"vector": [], "vector_random_spec": [], "subproc": []}
-    try:
-        for r in range(args.rounds):
-            rows["subproc"].append(time_subproc(sub, args.seconds, rng))
-            rows["vector"].append(time_vector(fast, args.seconds, rng))
-            rows["vector_random_spec"].append(time_vector(exact, args.seconds, rng))
-            print(f"round {r + 1}: " + "; ".join(f"{k} {v[-1][0]:,.0f}/CPU s" for k, v in rows.items()),
-                  flush=True)
-    finally:
-        sub.close()
-    med = {k: (float(np.median([x[0] for x in v])), float(np.median([x[1] for x in v])))
-           for k, v in rows.items()}
-    labels = {"vector": f"SmearVectorEnv({args.num_envs}), opponents=None (vectorised random)",
-              "vector_random_spec": f"SmearVectorEnv({args.num_envs}), opponents='random' (per-game rngs)",
-              "subproc": f"SubprocVecEnv({args.workers}) of make_env('random')"}
-    print(f"\nlearner decisions (medians of {args.rounds} rounds)")
-    for k, (cpu, wall) in med.items():
-        print(f"  {labels[k]:<68} {cpu:>10,.0f} per CPU s {wall:>10,.0f} per wall s")
-    base = med["subproc"][0]
-    print(f"ratio per CPU second: {med['vector'][0] / base:.0f}x (opponents=None), "
-          f"{med['vector_random_spec'][0] / base:.0f}x (opponents='random')")
+    rng = np.random.default_rng(args.seed)
+    configs = [(n, o, k) for n in args.num_envs for o in args.opponents for k in KINDS]
+    steppers = {c: make(c[2], c[0], c[1], rng) for c in configs}
+    rows: dict[tuple, list[tuple[float, float]]] = {c: [] for c in configs}
+    with open("/proc/loadavg") as f:
+        print(f"load average before: {f.read().split()[:3]}")
+    for r in range(args.rounds):
+        for c in configs:
+            rows[c].append(measure(steppers[c], args.seconds))
+        print(f"round {r + 1} done", flush=True)
+    med = {c: (float(np.median([x[0] for x in v])), float(np.median([x[1] for x in v])))
+           for c, v in rows.items()}
+    print(f"\nlearner decisions, medians of {args.rounds} rounds")
+    print(f"{'N':>5} {'opponents':<10} {'kind':<7} {'per CPU s':>11} {'per wall s':>11}")
+    for (n, o, k), (cpu, wall) in med.items():
+        print(f"{n:>5} {o:<10} {k:<7} {cpu:>11,.0f} {wall:>11,.0f}")
+    print("\nratios per CPU second")
+    for n in args.num_envs:
+        for o in args.opponents:
+            v, s, b = (med[n, o, k][0] for k in KINDS)
+            print(f"  N={n:<5} {o:<10} vector/sync {v / s:5.2f}x   sync/sb3 {s / b:5.2f}x")
+    with open("/proc/loadavg") as f:
+        print(f"load average after: {f.read().split()[:3]}")
+    return {f"{n}/{o}/{k}": v for (n, o, k), v in med.items()}
 
 
 if __name__ == "__main__":

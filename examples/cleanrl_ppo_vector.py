@@ -4,10 +4,12 @@
 
 The learner plays one team (both seats) against random opponents, with hand episodes and the per-hand score
 difference as reward (times 0.25). The mask is in the Dict observation (``obs["action_mask"]``, also
-``infos["action_mask"]``); autoreset is Gymnasium's SAME_STEP (``metadata["autoreset_mode"]``): a truncated
-episode bootstraps from ``infos["final_obs"]``. At the end the greedy policy plays 400 whole games against
-random (first game of each of 400 lanes) and the win rate is printed with its 95% Wilson interval, beside
-the untrained network's (greedy play of any fixed policy already beats random teams often).
+``infos["action_mask"]``). Training asks for Gymnasium's SAME_STEP autoreset (``autoreset_mode="SameStep"``;
+the env's default is NEXT_STEP): a truncated episode bootstraps from ``infos["final_obs"]``. The evaluation
+runs in the default NEXT_STEP mode, where the step that ends a game reports its ``infos["winner"]``: the
+greedy policy plays 400 whole games against random (first game of each of 400 lanes) and the win rate is
+printed with its 95% Wilson interval, beside the untrained network's (greedy play of any fixed policy already
+beats random teams often).
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ def obs_tensors(obs: dict) -> tuple[torch.Tensor, torch.Tensor]:
 def evaluate(agent: Agent, games: int = 400, seed: int = 1) -> tuple[float, tuple[float, float]]:
     """Greedy win rate (and 95% CI) of the learner's team over the first game of each of ``games`` lanes."""
     env = gymnasium.make_vec(ENV_ID, num_envs=games, vectorization_mode="vector_entry_point",
-                             opponents="random", learning="team", episode="game", reward="win")
+                             opponents="random", learning="team", episode="game", reward="win",
+                             obs_format="dict")
     obs, _ = env.reset(seed=seed)
     result = np.full(games, -1)  # -1 still playing, 1 won, 0 lost
     for _ in range(10_000):  # a game takes a few hundred learner decisions at most
@@ -57,9 +60,8 @@ def evaluate(agent: Agent, games: int = 400, seed: int = 1) -> tuple[float, tupl
             x, m = obs_tensors(obs)
             a = agent.actor(x).masked_fill(~m, -1e8).argmax(-1).numpy()
         obs, _, term, trunc, info = env.step(a)
-        fi = info["final_info"]
-        new = (term | trunc) & (result < 0)
-        result[new] = (fi["winner"][new] == fi["learner_seat"][new] % 2).astype(int)
+        new = (term | trunc) & (result < 0)  # NEXT_STEP: the ending step's info describes the ended game
+        result[new] = (info["winner"][new] == info["learner_seat"][new] % 2).astype(int)
         if (result >= 0).all():
             break
     env.close()
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)  # small networks: threads only add overhead
     envs = gymnasium.make_vec(ENV_ID, num_envs=args.num_envs, vectorization_mode="vector_entry_point",
                               opponents="random", learning="team", episode="hand", reward="score",
-                              score_scale=0.25)
+                              score_scale=0.25, obs_format="dict", autoreset_mode="SameStep")
     assert envs.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
     agent = Agent()
     before, _ = evaluate(agent)  # the untrained greedy policy (deterministic play already beats random often)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 import gymnasium
+import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.evaluation import evaluate_policy
 from stable_baselines3.common.env_checker import check_env
@@ -23,7 +24,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=4096, help="learner decisions to train for")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (small networks: more threads only contend on a loaded machine)")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
 
     def make() -> gymnasium.Env:
         return gymnasium.make("smear_env/SmearSingleSeat-v0", opponents="random", kitty_size=2,

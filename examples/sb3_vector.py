@@ -34,9 +34,8 @@ def evaluate(model: MaskablePPO, games: int = 400, seed: int = 1) -> tuple[float
     for _ in range(10_000):  # a game takes a few hundred learner decisions at most
         a, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)
         obs, _, term, trunc, info = env.step(a)
-        fi = info["final_info"]
-        new = (term | trunc) & (result < 0)
-        result[new] = (fi["winner"][new] == fi["learner_seat"][new] % 2).astype(int)
+        new = (term | trunc) & (result < 0)  # NEXT_STEP: the ending step's info describes the ended game
+        result[new] = (info["winner"][new] == info["learner_seat"][new] % 2).astype(int)
         if (result >= 0).all():
             break
     wins = int((result == 1).sum())

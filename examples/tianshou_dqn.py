@@ -25,7 +25,10 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=2000, help="env steps (decisions) to train for")
     ap.add_argument("--envs", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (small networks: more threads only contend on a loaded machine)")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     # Tianshou's statistics warn about the rewards being vectors over the four seats
     logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
 

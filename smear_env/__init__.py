@@ -65,33 +65,49 @@ _REGISTRARS = {"pettingzoo": register_pettingzoo, "gymnasium": register_gymnasiu
 
 
 class _RegisterWhenImported(importlib.abc.MetaPathFinder):
-    """Registers the environments right after ``pettingzoo`` / ``gymnasium`` is first imported."""
+    """Registers the environments right after ``pettingzoo`` / ``gymnasium`` is imported.
+
+    Its ``find_spec`` hands back the framework's own spec with the loader's ``exec_module`` wrapped: the
+    registration runs when a module is executed from that spec (an import), never on a lookup alone, so a
+    probe such as ``importlib.util.find_spec("gymnasium")`` (TorchRL does it at import) changes nothing.
+    The finder leaves ``sys.meta_path`` once every framework it waits for has been imported."""
 
     def __init__(self, pending: set[str]) -> None:
         self.pending = pending
+        self._looking: set[str] = set()
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in self.pending:
+        if fullname not in self.pending or fullname in self._looking:
             return None
-        self.pending.discard(fullname)
-        if not self.pending:
-            sys.meta_path.remove(self)
-        register = _REGISTRARS[fullname]
-        spec = importlib.util.find_spec(fullname)
+        self._looking.add(fullname)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._looking.discard(fullname)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         loader = spec.loader
+        if getattr(loader, "_smear_env_registers", False):
+            return spec
         original = loader.exec_module
 
         def exec_module(module: Any) -> None:
             original(module)
-            try:
-                register(module)
-            except Exception:  # never break the import of the framework itself
-                pass
+            self._imported(fullname, module)
 
         loader.exec_module = exec_module  # type: ignore[method-assign]
+        loader._smear_env_registers = True  # type: ignore[attr-defined]
         return spec
+
+    def _imported(self, fullname: str, module: Any) -> None:
+        if fullname in self.pending:
+            self.pending.discard(fullname)
+            try:
+                _REGISTRARS[fullname](module)
+            except Exception:  # never break the import of the framework itself
+                pass
+        if not self.pending and self in sys.meta_path:
+            sys.meta_path.remove(self)
 
 
 _pending: set[str] = set()

@@ -645,3 +645,49 @@ def describe() -> str:
         sl = SLICES[name]
         lines.append(f"{name:<20} {sl.start:>3} .. {sl.stop - 1:<5} {size:>4}")
     return "\n".join(lines)
+
+
+def _hands_bound(max_cycles: int | None) -> int | None:
+    """Most hands a game can score within ``max_cycles`` decisions (each scored hand has at least the
+    ``4 * HAND_SIZE`` card plays); None without a limit."""
+    if max_cycles is None:
+        return None
+    return int(max_cycles) // (4 * HAND_SIZE) + 1
+
+
+def observation_bounds(rules: Any = None, max_cycles: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-index ``(low, high)`` (float32 ``(OBS_SIZE,)``) that hold every observation of a game under
+    ``rules`` (a :class:`~smear_env.config.SmearRules`; default rules when None) cut off after ``max_cycles``
+    decisions (R21): the ``Box`` of the Gymnasium envs. 0/1 features: ``[0, 1]``; ``hand_sizes``:
+    ``[0, HAND_SIZE + MAX_KITTY]``; ``target_score``: ``[0, target_score]``; ``scores``: a team moves by at
+    most ``MAX_BID`` points a scored hand either way, so ``[-MAX_BID * H, target_score + MAX_BID]`` with ``H``
+    the most hands ``max_cycles`` allows (``target_score + MAX_BID * H`` above when R19 ``win_requires_bid``
+    lets a defending team pass the target uncapped, R20 off), within ``+-2**24``. Every bound holds the
+    all-zero vector (the placeholder frameworks fill missing observations with)."""
+    from .config import SmearRules
+
+    rules = rules if rules is not None else SmearRules()
+    low, high = OBS_LOW.copy(), OBS_HIGH.copy()
+    hands = _hands_bound(max_cycles)
+    swing = RAW_LIMIT if hands is None else min(float(MAX_BID * hands), RAW_LIMIT)
+    target = float(rules.target_score)
+    uncapped = rules.win_requires_bid and not rules.cap_defenders
+    low[SLICES["scores"]] = -swing
+    high[SLICES["scores"]] = min(target + (swing if uncapped else MAX_BID), RAW_LIMIT)
+    low[SLICES["target_score"]] = 0.0
+    high[SLICES["target_score"]] = target
+    return low, high
+
+
+def normalized_scale(rules: Any = None) -> np.ndarray:
+    """Per-index multiplier of the ``normalize=True`` observation (float32 ``(OBS_SIZE,)``): 1 for 0/1
+    features, ``1 / target_score`` for ``scores`` and ``target_score`` (1.0 is the target), ``1 / (HAND_SIZE +
+    MAX_KITTY)`` for ``hand_sizes``; every feature of a game in progress then lies in about ``[-1, 1.3]``."""
+    from .config import SmearRules
+
+    rules = rules if rules is not None else SmearRules()
+    scale = np.ones(OBS_SIZE, dtype=np.float32)
+    scale[SLICES["scores"]] = 1.0 / rules.target_score
+    scale[SLICES["target_score"]] = 1.0 / rules.target_score
+    scale[SLICES["hand_sizes"]] = 1.0 / (HAND_SIZE + MAX_KITTY)
+    return scale

@@ -10,7 +10,9 @@ episode ends), observations come from :mod:`smear_env.observation`.
 Options:
 
 * ``opponents``: who plays the other seats: ``None`` (random agents), one agent, or a sequence. An
-  agent is an :class:`~smear_env.agents.base.Agent` (``start_game`` + ``act``; a single instance is
+  agent is an agent spec string (``"random"``, ``"heuristic"``, a checkpoint path, ...:
+  :func:`smear_env.agents.registry.make_agent`, as ``gymnasium.make(id, opponents="heuristic")`` takes), an
+  :class:`~smear_env.agents.base.Agent` (``start_game`` + ``act``; a single instance is
   deep-copied for each seat it plays) or a plain callable ``obs_dict -> action``. A sequence names the
   seats relative to the learner: ``(left, right)``, or ``(left, partner, right)`` with ``learning="seat"``.
 * ``partner``: the learner's partner with ``learning="seat"``; by default another copy of the
@@ -24,6 +26,13 @@ Options:
   hand of the same game, same seat and agents); rule options as keyword arguments or
   ``rules=SmearRules(...)``.
 * ``render_mode``: ``None``, ``"human"`` or ``"ansi"``.
+* ``obs_format``: ``"flat"`` (default: the ``Box(493)`` observation vector) or ``"dict"`` (the PettingZoo
+  classic ``{"observation": (493,) float32, "action_mask": (72,) int8}``, as the vector env's
+  ``obs_format="dict"``).
+* ``normalize``: ``False`` (default: the layout's values, :mod:`smear_env.observation`) or ``True`` (the
+  raw integer terms scaled, :func:`~smear_env.observation.normalized_scale`: scores and target as fractions
+  of the target score, hand sizes of 9). The ``Box`` bounds are tight either way
+  (:func:`~smear_env.observation.observation_bounds` of the rules and ``max_cycles``).
 
 Agents get ``start_game(seat, rules, rng)`` at each new game with generators derived from the env's.
 An illegal action raises :class:`~smear_env.game.IllegalActionError` (``illegal_action="raise"``, the
@@ -33,6 +42,12 @@ is an action (``int``, numpy integers, the 0-d array ``model.predict`` returns);
 id (bools, floats, strings, ids outside 0..71) raises ``IllegalActionError`` in both modes. ``step``
 before ``reset()`` or after the episode ended raises ``RuntimeError``. The state is unchanged after every
 error. ``action_space.sample()`` draws a legal action (:class:`LegalDiscrete`).
+
+Info (the same keys and types at every ``reset`` and ``step``, so readers that build a spec from the first
+info, as TorchRL's ``auto_register_info_dict``, work): ``seat`` (int64: the seat whose observation it is),
+``learner_seat`` (int64), ``scores`` ((2,) int64: team 0, team 1), ``hand_number`` (int64), ``winner``
+(int64: the team that won the game, -1 while none), ``illegal_action`` (0-d bool array: the step was an
+illegal action under ``illegal_action="terminate"``) and ``action_mask`` (bool (72,)).
 
 Masks: ``action_masks()`` (reach it through Gymnasium's wrappers with ``env.get_wrapper_attr("action_masks")``
 or ``env.unwrapped``, as sb3-contrib's ``get_action_masks`` does) and ``info["action_mask"]`` of every
@@ -57,13 +72,14 @@ from .agents.base import RandomAgent
 from .config import RuleOptionError
 from .env import new_game_option, set_env_options
 from .game import HAND_OVER, Game, IllegalActionError
-from .observation import OBS_HIGH, OBS_LOW, action_mask, encode_game
+from .observation import action_mask, encode_game, normalized_scale, observation_bounds
 from .render import render_mode_output
 from .seeding import check_seed
 from .table import OnTable, Table, play, start_agents
 
 LEARNING_VALUES = ("seat", "team")
-OWN_OPTIONS = ("opponents", "partner", "learning", "seat", "illegal_action")
+OWN_OPTIONS = ("opponents", "partner", "learning", "seat", "illegal_action", "obs_format", "normalize")
+OBS_FORMATS = ("flat", "dict")
 ILLEGAL_ACTION_VALUES = ("raise", "terminate")
 ILLEGAL_REWARD = -1.0
 
@@ -111,6 +127,8 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         learning: str = "seat",
         seat: int | str = "random",
         illegal_action: str = "raise",
+        obs_format: str = "flat",
+        normalize: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__()
@@ -131,9 +149,24 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
                 "allowed values: 'raise', 'terminate'"
             )
         self.illegal_action = illegal_action
+        if not isinstance(obs_format, str) or obs_format not in OBS_FORMATS:
+            raise RuleOptionError(
+                f"option obs_format={obs_format!r} is not allowed; allowed values: 'flat', 'dict'"
+            )
+        self.obs_format = obs_format
+        if type(normalize) is not bool:
+            raise RuleOptionError(f"option normalize={normalize!r} is not allowed; "
+                                  "allowed values: False, True")
+        self.normalize = normalize
+        low, high = observation_bounds(self.rules, self.max_cycles)
+        self._scale = normalized_scale(self.rules) if normalize else None
+        if self._scale is not None:
+            low, high = low * self._scale, high * self._scale
         # Players by seat relative to the learner: 1 left, 2 partner, 3 right.
         self._players = self._make_players(opponents, partner)
-        self.observation_space = spaces.Box(OBS_LOW, OBS_HIGH, dtype=np.float32)
+        box = spaces.Box(low, high, dtype=np.float32)
+        self.observation_space: spaces.Space = box if obs_format == "flat" else spaces.Dict(
+            {"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8)})
         self.action_space = LegalDiscrete(NUM_ACTIONS, self._current_mask)
         self.table = Table(self.rules, self.table_options)
         self.seat = 0
@@ -143,13 +176,22 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
     def _make_players(self, opponents: Any, partner: Any) -> dict[int, Any]:
         n_rel = (1, 3) if self.learning == "team" else (1, 2, 3)
 
+        made: dict[str, Any] = {}
+
         def one(x: Any, what: str) -> Any:
+            if isinstance(x, str):  # an agent spec: made once (a checkpoint is read once), copied per seat
+                if x not in made:
+                    from .agents.registry import make_agent
+
+                    made[x] = make_agent(x, self.rules)
+                x = made[x]
             if _is_agent(x):
                 return copy.deepcopy(x)
             if callable(x):
                 return x
             raise RuleOptionError(
-                f"{what} must be an Agent (start_game + act) or a callable obs_dict -> action, not {x!r}"
+                f"{what} must be an agent spec string (e.g. 'random', 'heuristic'), an Agent (start_game + "
+                f"act) or a callable obs_dict -> action, not {x!r}"
             )
 
         if opponents is None:
@@ -253,7 +295,7 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         except IllegalActionError as e:
             if self.illegal_action == "terminate":
                 table.abandon()  # the state is unchanged; the episode ends with ILLEGAL_REWARD
-                info = self._info() | {"illegal_action": True}
+                info = self._info() | {"illegal_action": np.array(True)}
                 return self._obs(), ILLEGAL_REWARD, True, False, info
             raise IllegalActionError(f"learning seat {seat}: {e}") from None
         reward = st.rewards[self.seat]
@@ -301,13 +343,20 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
             return game.to_act
         return self.seat
 
-    def _obs(self) -> np.ndarray:
-        return encode_game(self._require_game(), self._obs_seat())
+    def _obs(self) -> Any:
+        vec = encode_game(self._require_game(), self._obs_seat())
+        if self._scale is not None:
+            vec *= self._scale
+        if self.obs_format == "flat":
+            return vec
+        return {"observation": vec, "action_mask": self.action_masks().astype(np.int8)}
 
     def _info(self) -> dict[str, Any]:
         game = self._require_game()
-        return {"seat": self._obs_seat(), "scores": tuple(game.scores), "hand_number": game.hand_number,
-                "action_mask": self.action_masks()}
+        return {"seat": np.int64(self._obs_seat()), "learner_seat": np.int64(self.seat),
+                "scores": np.array(game.scores, dtype=np.int64), "hand_number": np.int64(game.hand_number),
+                "winner": np.int64(-1 if game.winner is None else game.winner),
+                "illegal_action": np.array(False), "action_mask": self.action_masks()}
 
 
 def make_env(
@@ -321,24 +370,11 @@ def make_env(
 ) -> SmearSingleSeatEnv:
     """The factory behind ``gymnasium.make("smear_env/SmearSingleSeat-v0", ...)``.
 
-    As :class:`SmearSingleSeatEnv`, except that agents may also be given as agent spec strings
-    (``opponents="heuristic"``, ``partner="checkpoints/x.safetensors"``, a list of specs; see
-    :func:`smear_env.agents.registry.make_agent`), so the env can be made from plain config values, and that
+    The same arguments as :class:`SmearSingleSeatEnv` (agent spec strings included:
+    ``opponents="heuristic"``, ``partner="checkpoints/x.safetensors"``, a list of specs), except that
     an illegal action ends the episode with reward -1 by default (``illegal_action="terminate"``, as
     PettingZoo's ``env()`` against ``raw_env``). Gymnasium's ``check_env`` needs that: its determinism check
     samples an action from the *previous* episode's state before ``reset(seed=...)``, which is usually illegal
     in the new deal."""
-    from .agents.registry import make_agent
-    from .env import parse_options
-
-    rules = parse_options(kwargs, OWN_OPTIONS)[0]
-
-    def resolve(x: Any) -> Any:
-        if isinstance(x, str):
-            return make_agent(x, rules)
-        if isinstance(x, Sequence):
-            return [resolve(y) for y in x]
-        return x
-
-    return SmearSingleSeatEnv(resolve(opponents), resolve(partner), learning=learning, seat=seat,
+    return SmearSingleSeatEnv(opponents, partner, learning=learning, seat=seat,
                               illegal_action=illegal_action, **kwargs)

@@ -127,3 +127,23 @@ def test_module_prefix_imports_smear_env_for_gymnasium():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == GYM_ID
+
+
+def test_a_find_spec_probe_does_not_undo_the_registration():
+    """TorchRL probes ``importlib.util.find_spec("gymnasium")`` / ``("pettingzoo")`` at import; a lookup is
+    no import, so the registration must still run when the framework is imported afterwards."""
+    code = (
+        "import importlib.util, sys\nimport smear_env\n"
+        "assert importlib.util.find_spec('gymnasium') is not None\n"
+        "assert importlib.util.find_spec('pettingzoo') is not None\n"
+        "assert importlib.util.find_spec('gymnasium') is not None\n"
+        "assert 'gymnasium' not in sys.modules and 'pettingzoo' not in sys.modules\n"
+        "import pettingzoo, gymnasium\n"
+        f"env = gymnasium.make({GYM_ID!r})\n"
+        "assert 'smear/smear-v0' in pettingzoo.aec_registry\n"
+        "assert not any(type(f).__name__ == '_RegisterWhenImported' for f in sys.meta_path)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ok"

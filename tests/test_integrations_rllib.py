@@ -4,6 +4,8 @@ iteration on a local Ray. Skipped unless ray[rllib] is installed (``make test-rl
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -145,3 +147,31 @@ def test_one_ppo_iteration_with_team_policies_on_local_ray():
         algo.stop()
     finally:
         ray.shutdown()
+
+
+def test_rllibs_own_action_masking_example_runs_after_one_import():
+    """RLlib's documented path: the env by name, its own ActionMaskingTorchRLModule, nothing else from this
+    project than ``import smear_env.integrations.rllib`` (which registers "smear_v0")."""
+    code = """
+import ray
+import smear_env.integrations.rllib  # noqa: F401
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+config = (PPOConfig().environment("smear_v0", env_config={"episode": "hand"})
+          .env_runners(num_env_runners=0, sample_timeout_s=None)
+          .multi_agent(policies={"p"}, policy_mapping_fn=lambda agent_id, episode, **kw: "p")
+          .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"p": RLModuleSpec(
+              module_class=ActionMaskingTorchRLModule, model_config={"fcnet_hiddens": [32]})}))
+          .training(train_batch_size_per_learner=128, minibatch_size=64, num_epochs=1))
+algo = config.build_algo()
+print(algo.train()["env_runners"]["num_env_steps_sampled_lifetime"])
+algo.stop()
+ray.shutdown()
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert float(out.stdout.strip().splitlines()[-1]) >= 128

@@ -100,12 +100,12 @@ def _single_seat_trajectory(reward: str, episode: str, learning: str, episodes: 
     parts: list[object] = []
     for ep in range(episodes):
         obs, info = env.reset(seed=seed + ep)
-        parts += [obs, info["seat"]]
+        parts += [obs, int(info["seat"])]
         done = False
         while not done:
             legal = np.flatnonzero(env.action_masks())
             obs, r, term, trunc, info = env.step(int(legal[rng.integers(legal.size)]))
-            parts += [obs, float(r), term, trunc, info["seat"], list(info["scores"])]
+            parts += [obs, float(r), term, trunc, int(info["seat"]), info["scores"].tolist()]
             done = term or trunc
         parts.append(env.record())
     return _digest(*parts)

@@ -21,7 +21,7 @@ def run_episode(env, seed, rng):
     while True:
         assert info["seat"] in env._controlled
         assert env.game.to_act == info["seat"]
-        assert np.array_equal(obs, O.encode(view_of(env.game, info["seat"])))
+        assert np.array_equal(obs, O.encode(view_of(env.game, int(info["seat"]))))
         legal = np.flatnonzero(env.action_masks())
         obs, r, term, trunc, info = env.step(int(legal[rng.integers(legal.size)]))
         total += r

@@ -155,9 +155,11 @@ def observation_term_meanings() -> dict[str, tuple[str, str]]:
 
 
 def env_observation() -> str:
-    from smear_env.observation import SLICES, TERMS
+    from smear_env.observation import SLICES, TERMS, observation_bounds
+    from smear_env.table import DEFAULT_MAX_CYCLES
 
     meanings = observation_term_meanings()
+    low, high = observation_bounds(None, DEFAULT_MAX_CYCLES)
     rows = []
     for name, size, kind in TERMS:
         if name not in meanings:
@@ -166,8 +168,10 @@ def env_observation() -> str:
         if eval_size(written) != size:
             raise ValueError(f"observation term {name!r}: the docstring says size {written}, the code {size}")
         sl = SLICES[name]
-        rows.append([f"`{name}`", f"{sl.start} .. {sl.stop - 1}", written, kind, _rst_inline(meaning)])
-    return _table(["term", "indices", "size", "kind", "meaning"], rows)
+        bounds = f"{low[sl].min():g} .. {high[sl].max():g}"
+        rows.append([f"`{name}`", f"{sl.start} .. {sl.stop - 1}", written, kind, bounds,
+                     _rst_inline(meaning)])
+    return _table(["term", "indices", "size", "kind", "bounds", "meaning"], rows)
 
 
 def eval_size(written: str) -> int:

@@ -3,7 +3,19 @@
 RLlib's own ``PettingZooEnv`` wrapper runs the AEC env, but its action-masking RLModule
 (``ActionMaskingTorchRLModule``) reads the observation under the key ``observations`` while PettingZoo's
 classic envs name it ``observation``; :class:`SmearMultiAgentEnv` is the adapter (and steps the raw env
-directly, without PettingZoo's wrappers).
+directly, without PettingZoo's wrappers). It is registered with Ray Tune as ``"smear_v0"`` when this module is
+imported, so RLlib's own example code runs with one import::
+
+    import smear_env.integrations.rllib  # registers "smear_v0"
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+    config = PPOConfig().environment("smear_v0").rl_module(rl_module_spec=RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule))
+
+The adapter rather than an observation option on ``smear_v0``: PettingZoo's classic convention names the key
+``observation`` and every other PettingZoo client (Tianshou's ``PettingZooEnv``, TorchRL's
+``PettingZooWrapper``, SuperSuit, AgileRL) reads that name, and ``PettingZooEnv`` would also credit each
+agent only the rewards of its own step, not those its team earns while the other seats move.
 
 :class:`SmearMultiAgentEnv` (``MultiAgentEnv``), turn-based:
     * agents ``player_0`` .. ``player_3``; each ``reset``/``step`` returns the observation of the one agent
@@ -23,7 +35,8 @@ Policies (``policies=``): ``"shared"`` (one module plays all four seats: self-pl
     algo = ppo_config({"kitty_size": 2}, policies="shared", hidden_sizes=[128, 128]).build_algo()
     print(algo.train()["env_runners"]["num_env_steps_sampled_lifetime"])
 
-The env is registered with Ray Tune as :data:`ENV_NAME` by :func:`register` (called by :func:`ppo_config`);
+The env is registered with Ray Tune as :data:`ENV_NAME` on import (and by :func:`register`, which
+:func:`ppo_config` calls: a Ray worker that did not import this module registers it there too);
 RLlib on a Ray cluster needs ``smear-rl`` installed on every node (the env and module classes are imported
 there by name).
 """
@@ -40,7 +53,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ..actions import NUM_ACTIONS
 from ..env import AGENTS, raw_env
-from ..observation import OBS_HIGH, OBS_LOW, OBS_SIZE
+from ..observation import OBS_SIZE, observation_bounds
 
 ENV_NAME = "smear_v0"
 OBS_KEY = "observations"
@@ -108,7 +121,7 @@ class SmearMultiAgentEnv(MultiAgentEnv):
             raise ValueError(
                 f"env_config obs_scale must have {OBS_SIZE} values, got shape {self.obs_scale.shape}")
         self.env = raw_env(**opts)
-        low, high = OBS_LOW, OBS_HIGH
+        low, high = observation_bounds(self.env.rules, self.env.max_cycles)  # tight, per feature
         if self.obs_scale is not None:
             low, high = np.minimum(low * self.obs_scale, high * self.obs_scale), np.maximum(
                 low * self.obs_scale, high * self.obs_scale)
@@ -213,6 +226,8 @@ def ppo_config(env_config: dict[str, Any] | None = None, *, policies: str = "sha
         cfg = cfg.training(**training)
     return cfg
 
+
+register()
 
 __all__ = ["ENV_NAME", "SmearMultiAgentEnv", "env_creator", "module_ids", "module_spec", "policy_mapping_fn",
            "ppo_config", "register"]

@@ -7,7 +7,9 @@ SB3's conventions: observations are the flat ``(N, 493)`` array; ``step_wait`` r
 dones, infos)`` with ``infos`` a list of N dicts; a game whose episode ended has already begun its next one
 (SB3 autoresets in the same step too) and its info holds ``terminal_observation`` (the vector env's
 ``final_obs``) and ``TimeLimit.truncated`` (cut off by ``max_cycles`` / ``max_hands``, not ended naturally).
-Every info also holds ``action_mask``. ``seed(s)`` applies at the next ``reset()``, as in SB3's own VecEnvs.
+Every info also holds ``action_mask``. ``seed(s)`` applies at the next ``reset()``, as in SB3's own VecEnvs;
+a seed that is no integer in ``0 <= s < 2**64`` is refused at once (``TypeError`` / ``ValueError``).
+The vector env underneath runs in ``AutoresetMode.SAME_STEP`` (what SB3 expects).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
+from ..seeding import check_seed
 from . import SmearVectorEnv
 
 __all__ = ["SmearSB3VecEnv"]
@@ -25,16 +29,21 @@ __all__ = ["SmearSB3VecEnv"]
 
 class SmearSB3VecEnv(VecEnv):
     """SB3 ``VecEnv`` of ``num_envs`` games (see the module docstring); ``kwargs`` are
-    :class:`~smear_env.vector_env.SmearVectorEnv`'s (``obs_format`` is always ``"flat"``), or pass a built
-    ``env=SmearVectorEnv(..., obs_format="flat")``."""
+    :class:`~smear_env.vector_env.SmearVectorEnv`'s (``obs_format`` is always ``"flat"``, ``autoreset_mode``
+    always ``SAME_STEP``), or pass a built ``env=SmearVectorEnv(..., obs_format="flat",
+    autoreset_mode="SameStep")``."""
 
     def __init__(self, num_envs: int = 1, *, env: SmearVectorEnv | None = None, **kwargs: Any) -> None:
         if env is None:
-            env = SmearVectorEnv(num_envs, obs_format="flat", **kwargs)
+            env = SmearVectorEnv(num_envs, obs_format="flat", autoreset_mode=AutoresetMode.SAME_STEP,
+                                 **kwargs)
         elif kwargs:
             raise ValueError(f"give either env= or the env's options, not both (got {sorted(kwargs)})")
         if env.obs_format != "flat":
             raise ValueError("SmearSB3VecEnv needs a SmearVectorEnv with obs_format='flat'")
+        if env.autoreset_mode is not AutoresetMode.SAME_STEP:
+            raise ValueError("SmearSB3VecEnv needs a SmearVectorEnv with autoreset_mode='SameStep' "
+                             f"(SB3 resets in the same step), got {env.autoreset_mode.value!r}")
         self.venv = env
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
         self._actions: np.ndarray | None = None
@@ -49,6 +58,7 @@ class SmearSB3VecEnv(VecEnv):
         return obs
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        seed = check_seed(seed)  # TypeError / ValueError at once, naming the allowed range
         self._seed = seed
         return [seed] * self.num_envs
 
