@@ -81,8 +81,11 @@ def test_item7_save_tensors_does_not_write_through_safetensors_own_temporary_fil
 
     from training.checkpoint import save_tensors
 
+    class Killed(Exception):
+        pass
+
     def killed(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt("killed inside safetensors' own writer")
+        raise Killed("killed inside safetensors' own writer")
 
     monkeypatch.setattr(safetensors.numpy, "save_file", killed)
     save_tensors(tmp_path / "x.safetensors", {"policy.w": np.arange(6, dtype=np.float32)}, {"step": 3})
@@ -186,9 +189,16 @@ def test_item8_smear_eval_bounds_are_one_line(capsys: pytest.CaptureFixture) -> 
 
 
 @pytest.mark.parametrize("pause", ["-1", "nan", "inf", "1e9", "soon"])
-def test_item8_smear_play_pause_is_checked_by_argparse(pause: str, capsys: pytest.CaptureFixture) -> None:
+def test_item8_smear_play_pause_is_checked_by_argparse(pause: str, capsys: pytest.CaptureFixture,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 50 item 8: `--pause -1` / `nan` failed at the first agent move (ValueError from time.sleep)."""
+    from smear_env.play import cli
     from smear_env.play.cli import main
+
+    def no_sleep(seconds: float) -> None:  # pragma: no cover - the game must not start
+        raise AssertionError(f"slept {seconds}")
+
+    monkeypatch.setattr(cli.time, "sleep", no_sleep)
 
     def no_input(prompt: str) -> str:  # pragma: no cover - the game must not start
         raise AssertionError("the game started")
@@ -258,7 +268,7 @@ def test_issue55_quit_between_hands_quits(capsys: pytest.CaptureFixture, tmp_pat
         return "1"  # the first legal move
 
     assert main(["--opponents", "random", "--partner", "random", "--seed", "2", "--hint", "random",
-                 "--record", str(tmp_path / "g.json")], read_line=person) == 0
+                 "--max-hands", "3", "--record", str(tmp_path / "g.json")], read_line=person) == 0
     assert prompts[-1].startswith("Press Enter"), prompts[-3:]
     assert sum(p.startswith("Press Enter") for p in prompts) == 1
 
