@@ -3,8 +3,8 @@ bound for every case, and the values a careless user or an attacker types.
 
 ``SMEAR_FUZZ_EXAMPLES`` (default :data:`DEFAULT_EXAMPLES`) sets how many examples each fuzz test draws; the
 default keeps the whole tier well under a minute on 2 shared cores; ``SMEAR_FUZZ_EXAMPLES=2000`` is a long
-run on demand. The examples are drawn from a fixed seed (``derandomize``) unless ``SMEAR_FUZZ_SEED`` is
-given, so CI is reproducible and a longer run explores further.
+run on demand (``make fuzz``). The examples are a fixed sequence (``derandomize``) unless
+``SMEAR_FUZZ_SEED=N`` is given, so CI is reproducible and other seeds explore further.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, seed, settings
 from hypothesis import strategies as st
 
 DEFAULT_EXAMPLES = 12
@@ -36,13 +37,22 @@ def fuzz_examples() -> int:
     return value
 
 
-def fuzz_settings() -> settings:
-    """Hypothesis settings of the fuzz tier: :func:`fuzz_examples` examples, no per-example deadline (the
-    wall clock is bounded by :func:`time_bound`), reproducible unless ``SMEAR_FUZZ_SEED`` is set."""
-    seeded = "SMEAR_FUZZ_SEED" in os.environ
-    return settings(max_examples=fuzz_examples(), deadline=None, derandomize=not seeded, database=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                           HealthCheck.data_too_large])
+def fuzz_settings() -> Callable[[Any], Any]:
+    """The decorator of a fuzz test (put under ``@given``): :func:`fuzz_examples` examples, no per-example
+    deadline (the wall clock is bounded by :func:`time_bound`), a fixed example sequence unless
+    ``SMEAR_FUZZ_SEED=N`` picks another one (reproducible with the same N)."""
+    raw = os.environ.get("SMEAR_FUZZ_SEED")
+    if raw is not None and not raw.isdigit():
+        raise pytest.UsageError(f"SMEAR_FUZZ_SEED={raw!r} is not a non-negative integer")
+    chosen = settings(max_examples=fuzz_examples(), deadline=None, derandomize=raw is None, database=None,
+                      suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                             HealthCheck.data_too_large])
+
+    def apply(test: Any) -> Any:
+        test = chosen(test)
+        return test if raw is None else seed(int(raw))(test)
+
+    return apply
 
 
 class CaseTimeout(Exception):

@@ -304,6 +304,19 @@ def test_item8_train_plot_skips_missing_intervals(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------- item 9
+def test_item8_exploit_game_counts_have_an_upper_bound(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 50 item 8 (as smear-eval --games): `smear-exploit --eval-games 10**20` is one line before
+    anything runs (it was an OverflowError traceback at the first evaluation)."""
+    from training.exploit import main
+
+    for opt in ("--eval-games", "--final-games"):
+        assert main(["heuristic", "--decisions", "10", opt, "100000000000000000000", "--out",
+                     str(tmp_path / "o")]) == 2
+        line = _one_line_error(capsys.readouterr().err, "smear-exploit")
+        assert f"{opt} must be at most 10,000,000" in line
+    assert not (tmp_path / "o").exists()
+
+
 def test_item9_exploit_refuses_an_earlier_run_unless_overwrite(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture) -> None:
     """Issue 50 item 9: `smear-exploit --out DIR` silently replaced an earlier run in DIR."""
