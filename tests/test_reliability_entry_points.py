@@ -173,6 +173,17 @@ def test_item8_a_bot_that_fails_at_trainer_start_is_one_line(tmp_path: Path,
         assert "bot 'cmd:false'" in line and "exited" in line
 
 
+def test_item8_a_bot_target_that_fails_is_one_line_in_smear_exploit(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """Issue 50 item 8 (the same race in smear-exploit): a `cmd:` target that dies at once was a BotError
+    traceback from the trainer's first games."""
+    from training.exploit import main
+
+    assert main(["cmd:false", "--decisions", "10", "--out", str(tmp_path / "o")]) == 1
+    line = _one_line_error(capsys.readouterr().err, "smear-exploit")
+    assert "the target failed: bot 'cmd:false'" in line
+
+
 def test_item8_smear_eval_bounds_are_one_line(capsys: pytest.CaptureFixture) -> None:
     """Issue 50 item 8: --games 10**20 (OverflowError), --max-hands 10**12 (a ValueError from the engine)
     and a seed past 2**64 are argparse errors naming the bound."""
