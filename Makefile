@@ -119,7 +119,7 @@ test-slow: $(STAMP) browser
 # SMEAR_FUZZ_SEED=N explores other examples than CI's fixed ones
 .PHONY: fuzz
 fuzz: $(STAMP)
-	@export SMEAR_FUZZ_EXAMPLES=$${SMEAR_FUZZ_EXAMPLES:-500}; $(call PYTEST_RUN,tests/test_fuzz_cli.py tests/test_fuzz_protocol.py)
+	@export SMEAR_FUZZ_EXAMPLES=$${SMEAR_FUZZ_EXAMPLES:-500}; $(call PYTEST_RUN,$(wildcard tests/test_fuzz_*.py))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

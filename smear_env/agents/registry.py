@@ -167,7 +167,7 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
         try:
             agent = PimcAgent(rules, **options)
         except TypeError as e:  # pragma: no cover - check_options names the bad option first
-            raise ValueError(f"bad agent spec {shown_spec(spec)}: {e}") from None
+            raise ValueError(f"bad agent spec {spec!r}: {e}") from None
     elif base in SHIPPED_AGENTS:
         if opts:
             raise ValueError(
@@ -191,5 +191,4 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
     return agent
 
 
-__all__ = ["BUILTIN_NAMES", "CommandNotAllowed", "check_commands_allowed", "check_options",
-           "is_checkpoint_spec", "is_command_spec", "make_agent", "parse_options"]
+__all__ = ["BUILTIN_NAMES", "check_options", "is_checkpoint_spec", "make_agent", "parse_options"]
