@@ -4,6 +4,7 @@
 #   make test   set up .venv (if needed) and run the fast tier of the test suite (-m "not slow")
 #   make test-all  the whole test suite, the slow tests too (training runs, large statistical checks)
 #   make test-slow the slow tier alone (CI runs make test, then make test-slow)
+#   make fuzz   the fuzz tier alone, longer (SMEAR_FUZZ_EXAMPLES=500; the fast tier runs it small)
 #   make lint   ruff check
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
@@ -104,6 +105,12 @@ test-all: $(STAMP) browser
 # the slow tier alone (CI runs `make test`, then this)
 test-slow: $(STAMP) browser
 	@$(call PYTEST_RUN,-m slow)
+
+# the property-based fuzz tier (tests/test_fuzz_*.py) on demand, with more examples than `make test` draws;
+# SMEAR_FUZZ_SEED=N explores other examples than CI's fixed ones
+.PHONY: fuzz
+fuzz: $(STAMP)
+	@export SMEAR_FUZZ_EXAMPLES=$${SMEAR_FUZZ_EXAMPLES:-500}; $(call PYTEST_RUN,$(wildcard tests/test_fuzz_*.py))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

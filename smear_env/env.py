@@ -61,9 +61,10 @@ Rewards and episodes (the table layer, :mod:`smear_env.table`, documents them on
     episode (R18-R20; a hand episode that does not end the game: the team with the larger score change
     in it); a truncated episode (R21) gives 0. ``reward="score"``: after each scored hand, own team's
     score change minus the other team's, in raw points. Partners always get the same reward; the two
-    teams' rewards sum to zero. The ``TerminateIllegalWrapper`` of :func:`env` gives -1 to an agent that
-    takes an illegal action (and 0 to the others) and ends the episode, as in PettingZoo's classic
-    environments.
+    teams' rewards sum to zero. The ``TerminateIllegalWrapper`` of :func:`env` ends the episode when an
+    agent takes an illegal action: -1 to that agent and to its partner (partners share every reward), 0 to
+    the other team, as PettingZoo's classic environments give 0 to the player that did not offend; this
+    penalty is the one reward that is not zero-sum.
 
     ``episode="game"`` (default): a whole game to ``target_score``; hands are dealt automatically.
     ``episode="hand"``: one scored hand (thrown-in hands, R8, are redealt within the episode); the game
@@ -264,7 +265,23 @@ def _forwarding(cls: type) -> type:
     return type(cls.__name__, (cls,), ns)
 
 
-TerminateIllegalWrapper = _forwarding(wrappers.TerminateIllegalWrapper)
+class TerminateIllegalWrapper(_forwarding(wrappers.TerminateIllegalWrapper)):  # type: ignore[misc]
+    """PettingZoo's ``TerminateIllegalWrapper`` for a partnership game: an illegal action ends the episode
+    with ``illegal_reward`` (-1 in :func:`env`) to the offender **and its partner** (a team shares every
+    reward), 0 to the other team, as PettingZoo's classic environments give 0 to the player that did not
+    offend (an illegal move is a penalty, not a game the other team won). Each member of the offending team
+    gets exactly ``illegal_reward`` at its final ``last()`` (the reward it had accumulated in the episode is
+    dropped, as PettingZoo does for the offender); the other team keeps what it had accumulated."""
+
+    def step(self, action: Any) -> None:
+        offender = self.agent_selection
+        was_terminated = self._terminated
+        super().step(action)
+        if self._terminated and not was_terminated:  # this action was illegal: the partner shares the penalty
+            raw = self._raw
+            partner = raw.possible_agents[(raw.possible_agents.index(offender) + 2) % 4]
+            raw.rewards[partner] = raw.rewards[offender]
+            raw._cumulative_rewards[partner] = raw._cumulative_rewards[offender]
 OrderEnforcingWrapper = _forwarding(wrappers.OrderEnforcingWrapper)
 
 

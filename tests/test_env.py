@@ -181,8 +181,9 @@ def test_wrapped_env_illegal_action_gives_minus_one_and_terminates():
         warnings.simplefilter("ignore")
         e.step(50)
     assert all(e.terminations.values())
-    assert e.rewards[agent] == -1
-    assert sum(e.rewards.values()) == -1
+    partner = e.possible_agents[(e.possible_agents.index(agent) + 2) % 4]
+    assert e.rewards[agent] == e.rewards[partner] == -1  # partners share the penalty, the other team gets 0
+    assert sum(e.rewards.values()) == -2
 
 
 def test_invalid_options_name_key_and_values():

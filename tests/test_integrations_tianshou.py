@@ -37,7 +37,7 @@ def test_masked_dqn_collects_only_legal_actions_and_updates(policies):
     stats = Collector[CollectStats](algo, envs, buf, exploration_noise=True).collect(
         n_episode=4, reset_before_collect=True)
     assert stats.n_collected_episodes >= 4
-    # an illegal action would end a hand through the TerminateIllegalWrapper with -1 to one seat only;
+    # an illegal action would end a hand through the TerminateIllegalWrapper with -1 to one team only;
     # with legal play partners share every reward and the teams' rewards cancel
     rews = stats.returns
     assert np.array_equal(rews[:, 0], rews[:, 2]) and np.array_equal(rews[:, 0], -rews[:, 1])

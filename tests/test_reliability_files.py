@@ -78,7 +78,7 @@ def test_item7_failing_cmd_opponent_saves_progress_and_exits_with_one_line(
     meta = read_checkpoint(run / "checkpoints" / "latest.safetensors")[1]
     assert 0 < meta["step"] < 100000
     assert main(["--run-dir", str(run), "--resume", "--set", "total_timesteps=1",
-                 "--set", "selfplay.opponents={self: 1}"]) == 0
+                 "--set", "selfplay.opponents={self: 1}", "--allow-commands"]) == 0
 
 
 def test_item7_failing_teacher_bot_and_eval_bot_are_one_line(tmp_path: Path,
@@ -310,13 +310,14 @@ def test_item11_full_disk_is_one_line_and_earlier_checkpoints_survive(
     earlier checkpoints are intact and no temporary file is left."""
     import errno
 
-    import safetensors.numpy
     from safetensors import SafetensorError
 
-    real = safetensors.numpy.save_file
+    from training import checkpoint
+
+    real = checkpoint.write_bytes
     calls = {"n": 0}
 
-    def writer(tensors: dict, filename: str, metadata: dict | None = None) -> None:
+    def writer(filename: str, data: bytes) -> None:
         calls["n"] += 1
         if calls["n"] > 2:  # step_100 and latest are written; then the disk is full
             Path(filename).write_bytes(b"partial")
@@ -324,9 +325,9 @@ def test_item11_full_disk_is_one_line_and_earlier_checkpoints_survive(
                 raise SafetensorError("Error while serializing: I/O error: No space left on device "
                                       "(os error 28)")
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(tensors, filename, metadata=metadata)
+        real(filename, data)
 
-    monkeypatch.setattr(safetensors.numpy, "save_file", writer)
+    monkeypatch.setattr(checkpoint, "write_bytes", writer)
     run = tmp_path / "run"
     assert main([*TINY, "--set", "eval.opponents=[]", "--run-dir", str(run)]) == 1
     err = capsys.readouterr().err

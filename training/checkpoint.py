@@ -87,14 +87,29 @@ def _write_error(path: Path, e: BaseException) -> OSError:
     return OSError(errno.EIO, text[:300], str(path))
 
 
+TEMP_SUFFIX = ".tmp"
+"""The suffix of :func:`write_atomic`'s temporary files: ``<name>.<random>.tmp`` next to ``<name>``."""
+_OWN_TEMP = re.compile(r".+\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX))
+_SAFETENSORS_TEMP = re.compile(r"\.tmp[A-Za-z0-9]{6}")
+
+
+def is_temporary_file(name: str) -> bool:
+    """Whether a file name is a temporary file a killed checkpoint write leaves behind: the
+    ``<name>.<random>.tmp`` of :func:`write_atomic`, or the ``.tmpXXXXXX`` of safetensors' own file writer
+    (``safetensors.numpy.save_file``, which this module does not call: it leaves that file when killed)."""
+    return bool(_OWN_TEMP.fullmatch(name) or _SAFETENSORS_TEMP.fullmatch(name))
+
+
 def write_atomic(path: str | Path, write: Callable[[str], None]) -> None:
-    """Write ``path`` atomically: ``write(tmp)`` fills a temporary file in the same folder (``*.tmp``),
-    which then replaces ``path`` (os.replace), so a failed or interrupted write leaves the old file as it
-    was and no partial file. A write that fails (a full disk: OSError or safetensors' SafetensorError)
-    raises OSError naming ``path``; the temporary file is removed."""
+    """Write ``path`` atomically: ``write(tmp)`` fills a temporary file in the same folder
+    (``<name>.<random>.tmp``, :func:`is_temporary_file`), which then replaces ``path`` (os.replace), so a
+    failed or interrupted write leaves the old file as it was and no partial file; a killed write leaves
+    only that temporary file, which ``smear-train --resume`` / ``--overwrite`` remove. A write that fails (a
+    full disk: OSError or safetensors' SafetensorError) raises OSError naming ``path``; the temporary file
+    is removed."""
     path = Path(path)  # a symbolic link at ``path`` is replaced by the file, never written through
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=TEMP_SUFFIX, dir=path.parent)
     os.close(fd)
     try:
         try:
@@ -119,9 +134,11 @@ def write_text_atomic(path: str | Path, text: str) -> None:
 
 def save_tensors(path: str | Path, tensors: dict[str, Any], meta: dict[str, Any]) -> None:
     """Write atomically (temp file in the same folder + os.replace, :func:`write_atomic`). ``tensors``:
-    name -> torch tensor or numpy array. A failed write (a full disk) raises OSError and leaves any
-    earlier file at ``path`` intact."""
-    from safetensors.numpy import save_file
+    name -> torch tensor or numpy array. The safetensors bytes are made in memory and written to
+    :func:`write_atomic`'s temporary file (safetensors' ``save_file`` would write through a temporary file
+    of its own, ``.tmpXXXXXX``, that a killed write leaves behind). A failed write (a full disk) raises
+    OSError and leaves any earlier file at ``path`` intact."""
+    from safetensors.numpy import save
 
     arrays = {}
     for k, v in tensors.items():
@@ -129,7 +146,15 @@ def save_tensors(path: str | Path, tensors: dict[str, Any], meta: dict[str, Any]
             v = v.detach().cpu().contiguous().numpy()
         arrays[k] = np.ascontiguousarray(v)
     header = {META_KEY: json.dumps(meta)}
-    write_atomic(path, lambda tmp: save_file(arrays, tmp, metadata=header))
+    data = save(arrays, metadata=header)
+    write_atomic(path, lambda tmp: write_bytes(tmp, data))
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """Fill the file ``path`` with ``data``: how :func:`save_tensors` writes a checkpoint's bytes into its
+    temporary file."""
+    with open(path, "wb") as f:
+        f.write(data)
 
 
 def policy_tensors(state: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -28,17 +29,26 @@ def read_curves(log: str | Path) -> dict[str, list[tuple[int, float, float, floa
         except json.JSONDecodeError:
             continue
         ev = rec.get("eval") if isinstance(rec, dict) else None
-        if not isinstance(ev, dict) or "win_rate" not in ev:
+        if not isinstance(ev, dict) or not _finite(ev.get("win_rate")) or not _finite(rec.get("step", 0)):
             continue
-        lo, hi = (ev.get("ci95") or [ev["win_rate"], ev["win_rate"]])[:2]
+        rate = float(ev["win_rate"])
+        ci = ev.get("ci95")
+        lo, hi = (ci[:2] if isinstance(ci, list) and len(ci) >= 2 and all(_finite(v) for v in ci[:2])
+                  else (rate, rate))  # an interval that could not be computed: the point alone
         curves.setdefault(str(ev.get("opponent")), []).append(
-            (int(rec.get("step", 0)), float(ev["win_rate"]), float(lo), float(hi)))
+            (int(rec.get("step", 0)), rate, float(lo), float(hi)))
     for pts in curves.values():
         pts.sort()
     return curves
 
 
-def _fmt_step(s: float) -> str:
+def _finite(x: object) -> bool:
+    """Whether ``x`` is a finite number (not a bool, not None)."""
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def fmt_step(s: float) -> str:
+    """A step count for an axis label: ``"1.5M"``, ``"300k"``, ``"40"``."""
     if s >= 1e6:
         return f"{s / 1e6:.3g}M"
     if s >= 1e3:
@@ -74,7 +84,7 @@ def plot(curves: dict[str, list[tuple[int, float, float, float]]], out: str | Pa
         s = x0 + (x1 - x0) * i / 5
         x = px(s, 0)[0]
         d.line([(x, h - bottom), (x, h - bottom + 4)], fill="black")
-        d.text((x - 12, h - bottom + 8), _fmt_step(s), fill="black")
+        d.text((x - 12, h - bottom + 8), fmt_step(s), fill="black")
     half = px(x0, 0.5)[1]
     for x in range(left, w - right, 8):
         d.line([(x, half), (x + 4, half)], fill=(90, 90, 90))

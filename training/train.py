@@ -20,9 +20,11 @@ optimizer, opponent pool, step and RNG state -- no pickle). ``--resume`` continu
 checkpoint (``latest.safetensors``, or a newer or intact ``step_N`` when ``latest`` is missing, older or
 corrupt) with the run's ``config.yaml`` (``--set`` may still override fields, e.g. a larger
 total_timesteps); ``config.yaml`` and ``command.txt`` are only rewritten once the checkpoint has loaded, so
-a failed resume leaves the run folder as it was. Temporary files of an interrupted save (``*.tmp``) are
-removed at every start. Ctrl-C (or SIGTERM) saves a checkpoint before exiting; during the imitation warm
-start nothing is saved (the warm start is not resumable: run the same command again).
+a failed resume leaves the run folder as it was. Temporary files of an interrupted save
+(:func:`training.checkpoint.is_temporary_file`) are removed at every start. Ctrl-C (or SIGTERM) saves a
+checkpoint before exiting; during the imitation warm start nothing is saved (the warm start is not
+resumable: run the same command again). Agent specs in a config that run programs (``cmd:``) need
+``--allow-commands``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Any
 
 from .algorithms import Trainer, make_trainer
 from .algorithms.decision_stats import TrainLogAverager
-from .checkpoint import same_file, write_text_atomic
+from .checkpoint import is_temporary_file, same_file, write_text_atomic
 from .config import MAX_DECISIONS, ConfigError, TrainConfig, dump_yaml, help_text, load_config
 
 
@@ -61,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--overwrite", action="store_true",
                     help="start afresh in a --run-dir that already holds a run (its checkpoints and logs are "
                          "deleted)")
+    ap.add_argument("--allow-commands", action="store_true",
+                    help="let the config file's 'cmd:' agent specs (opponents, teacher, evaluation "
+                         "opponents) run their programs; without it such a config is refused (a config file "
+                         "is data: allow programs only from a config you trust). A spec typed in --set needs "
+                         "no flag")
     ap.add_argument("--help-config", action="store_true",
                     help="print every config field with its doc and exit")
     ap.add_argument("--schema", action="store_true",
@@ -224,17 +231,27 @@ def _checkpoint_step(meta: dict[str, Any]) -> int | None:
     return None
 
 
-TEMP_SUFFIX = ".tmp"
-
-
-def clean_temporary_files(ckpt_dir: Path) -> list[Path]:
-    """Remove the temporary files an interrupted save left in ``ckpt_dir`` (``*.tmp``); returns them."""
-    removed = []
+def temporary_files(run_dir: Path) -> list[Path]:
+    """The temporary files interrupted saves left in a run folder: in ``checkpoints/`` (a checkpoint's, or
+    safetensors' own ``.tmpXXXXXX``) and next to the run's own outputs (``train.log``, ``win_rate.png``
+    ...); :func:`training.checkpoint.is_temporary_file`. Nothing else is named."""
+    found = []
+    ckpt_dir = run_dir / "checkpoints"
     if ckpt_dir.is_dir():
-        for p in ckpt_dir.glob(f"*{TEMP_SUFFIX}"):
-            if p.is_file():
-                p.unlink(missing_ok=True)
-                removed.append(p)
+        found += [p for p in ckpt_dir.iterdir() if is_temporary_file(p.name) and p.is_file()
+                  and not p.is_symlink()]
+    if run_dir.is_dir():
+        found += [p for p in run_dir.iterdir() if is_temporary_file(p.name) and p.is_file()
+                  and not p.is_symlink() and any(p.name.startswith(n + ".") for n in RUN_OUTPUTS)]
+    return sorted(found)
+
+
+def clean_temporary_files(run_dir: Path) -> list[Path]:
+    """Remove :func:`temporary_files` of ``run_dir``; returns them."""
+    removed = []
+    for p in temporary_files(run_dir):
+        p.unlink(missing_ok=True)
+        removed.append(p)
     return removed
 
 
@@ -354,11 +371,16 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str, overwrit
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     ckpt_dir = run_dir / "checkpoints"
-    for p in clean_temporary_files(ckpt_dir):
+    for p in clean_temporary_files(run_dir):
         print(f"removed {p} (left by an interrupted save)", file=sys.stderr)
     loaded = newest_readable_checkpoint(ckpt_dir) if resume else None
     rng = np.random.default_rng(cfg.seed)
-    trainer = make_trainer(cfg, rng)
+    from smear_env.agents.protocol import BotError
+
+    try:
+        trainer = make_trainer(cfg, rng)  # starts the first games: a cmd: opponent is started (and may fail)
+    except BotError as e:
+        return _error(f"could not start training: {failure_text(e)}", status=1)
     trainer.run_dir = run_dir  # type: ignore[attr-defined]  # rllib_ppo keeps RLlib's own state there
     try:
         return _train_loop(trainer, cfg, run_dir, resume, command, loaded, overwrite)
@@ -563,12 +585,13 @@ RUN_FOLDERS = ("checkpoints", "tb", "rllib")
 
 def _is_run_checkpoint(p: Path) -> bool:
     name = p.name
-    return (name == "latest.safetensors" or name.endswith(TEMP_SUFFIX)
+    return (name == "latest.safetensors" or is_temporary_file(name)
             or (name.startswith("step_") and name.endswith(".safetensors") and name[5:-12].isdigit()))
 
 
 def old_run_files(run_dir: Path) -> list[Path]:
-    """What --overwrite deletes: the checkpoints smear-train wrote (``step_N``, ``latest``, ``*.tmp``),
+    """What --overwrite deletes: the checkpoints smear-train wrote (``step_N``, ``latest``, the temporary
+    files of interrupted saves, :func:`temporary_files`),
     ``tb/`` (only TensorBoard event files in it), ``rllib/`` (rllib_ppo's state), ``train.log``,
     ``win_rate.png`` and ``error.log``. A ``checkpoints/`` that holds anything else (the repository's
     own ``checkpoints/`` of shipped agents, with ``--run-dir .``) is a ConfigError: nothing is deleted."""
@@ -592,6 +615,7 @@ def old_run_files(run_dir: Path) -> list[Path]:
     if (run_dir / "rllib").is_dir():
         out.append(run_dir / "rllib")
     out += [run_dir / n for n in ("train.log", "win_rate.png", ERROR_LOG) if (run_dir / n).is_file()]
+    out += [p for p in temporary_files(run_dir) if p.parent == run_dir]
     return out
 
 
@@ -602,6 +626,22 @@ def remove_old_run(run_dir: Path) -> None:
             shutil.rmtree(p, ignore_errors=True)
         else:
             p.unlink(missing_ok=True)
+
+
+def check_commands(cfg: TrainConfig, allow_commands: bool, typed: list[str] | None = None) -> None:
+    """Refuse (CommandNotAllowed, a ValueError) a config whose agent specs run programs (``cmd:``) unless
+    ``--allow-commands`` was given or the spec was typed in a ``--set`` of this command (``typed``): a spec
+    from the config file needs consent (:func:`smear_env.agents.registry.check_commands_allowed`)."""
+    from smear_env.agents.registry import check_commands_allowed
+
+    specs = [("imitation.teacher", cfg.imitation.teacher)]
+    specs += [("selfplay.opponents", k) for k in cfg.selfplay.opponents]
+    specs += [("eval.opponents", k) for k in cfg.eval.opponents]
+    for key, spec in specs:
+        if isinstance(spec, str) and any(spec.strip() in t for t in typed or []):
+            continue
+        check_commands_allowed([spec], allow_commands, f"config key {key!r}",
+                               "run smear-train with --allow-commands")
 
 
 def _agent_files(cfg: TrainConfig) -> list[tuple[str, Path]]:
@@ -687,6 +727,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None) -> int:
     from smear_env.agents.checkpoint import CheckpointError
+    from smear_env.agents.registry import CommandNotAllowed
 
     try:
         if args.resume and args.overwrite:
@@ -722,8 +763,9 @@ def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
             # the trainer is built and init_from has loaded (a config that fails leaves the old run as it was)
             if args.overwrite:
                 old_run_files(run_dir)  # a folder that is not a run's is refused now
+        check_commands(cfg, args.allow_commands, args.overrides)
         check_writable(run_dir)
-    except (ConfigError, CheckpointError) as e:
+    except (ConfigError, CheckpointError, CommandNotAllowed) as e:
         return _error(e)
     except OSError as e:
         return _error(f"{e.strerror or e}" + (f": {e.filename}" if e.filename else ""))

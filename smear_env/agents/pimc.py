@@ -95,6 +95,18 @@ SWITCH_FRAC = 0.0
 BID_MODE = "max"
 TRUMP_MARGIN: float | None = float("inf")
 BID_MODES = ("pimc", "heuristic", "min", "max")
+# Upper bounds of the options (a larger value is a ValueError naming the bound, not a search that never
+# ends): sample counts, node caps per solve, the wall-time budget, trump candidates (there are four suits).
+MAX_SAMPLES = 10_000
+MAX_NODE_CAP = 100_000_000
+MAX_BUDGET_MS = 3_600_000.0
+MAX_TRUMP_CANDIDATES = 4
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` cut short (an option value typed by a user may be thousands of digits)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _heuristic_plan(hand: int, rules: SmearRules, suits: list[int]) -> tuple[int, int]:
@@ -228,18 +240,22 @@ class PimcAgent:
         if isinstance(bid_node_cap, str) and bid_node_cap.lower() == "none":
             bid_node_cap = None
         for name, cap in (("node_cap", node_cap), ("bid_node_cap", bid_node_cap)):
-            if cap is not None and (isinstance(cap, (str, bool, float)) or cap < 1):
-                raise ValueError(f"{name} must be an integer >= 1 or None (exact solves), not {cap!r}")
-        for name, n, least in (("samples", samples, 1), ("bid_samples", bid_samples, 1),
-                               ("trump_samples", trump_samples, 1), ("min_samples", min_samples, 1),
-                               ("trump_candidates", trump_candidates, 0)):
-            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < least:
-                raise ValueError(f"{name} must be an integer >= {least}, not {n!r}")
+            if cap is not None and (isinstance(cap, (str, bool, float)) or not 1 <= cap <= MAX_NODE_CAP):
+                raise ValueError(f"{name} must be an integer from 1 to {MAX_NODE_CAP:,} or None (exact "
+                                 f"solves), not {_short(cap)}")
+        for name, n, least, most in (("samples", samples, 1, MAX_SAMPLES),
+                                     ("bid_samples", bid_samples, 1, MAX_SAMPLES),
+                                     ("trump_samples", trump_samples, 1, MAX_SAMPLES),
+                                     ("min_samples", min_samples, 1, MAX_SAMPLES),
+                                     ("trump_candidates", trump_candidates, 0, MAX_TRUMP_CANDIDATES)):
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) or not least <= n <= most:
+                raise ValueError(f"{name} must be an integer from {least} to {most:,}, not {_short(n)}")
         if budget_ms is not None and (isinstance(budget_ms, str | bool)
                                       or not isinstance(budget_ms, int | float)
-                                      or not 0 < budget_ms < float("inf")):
-            raise ValueError(f"budget_ms must be a finite number > 0 (milliseconds; non-deterministic) or "
-                             f"None (the default: a fixed sample count), not {budget_ms!r}")
+                                      or not 0 < budget_ms <= MAX_BUDGET_MS):
+            raise ValueError(f"budget_ms must be a number > 0 and <= {MAX_BUDGET_MS:,.0f} (milliseconds; "
+                             f"non-deterministic) or None (the default: a fixed sample count), not "
+                             f"{_short(budget_ms)}")
         for name, x in (("bid_threshold", bid_threshold), ("bid_margin", bid_margin), ("bid_conf", bid_conf)):
             if isinstance(x, str | bool) or not isinstance(x, int | float) or not np.isfinite(x):
                 raise ValueError(f"{name} must be a finite number, not {x!r}")

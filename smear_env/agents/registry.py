@@ -20,6 +20,13 @@ Specs:
   bids and names trump, the other discards and plays (:mod:`smear_env.agents.composite`): batched agents,
   seated here one seat at a time (:class:`~smear_env.agents.batched.OneSeatAgent`).
 
+A ``cmd:`` spec runs a program. Programs run only with the user's consent: a spec the user typed on the
+command line (``smear-eval``, ``smear-play``, ``smear-serve --agent``/``--hint``) or wrote in their own code
+gives it; a spec read from a file (a ``smear-train`` config) or received over the network does not, unless
+the user allows it (``smear-train --allow-commands``). :func:`make_agent` with ``allow_commands=False`` and
+:func:`check_commands_allowed` refuse such specs with :class:`CommandNotAllowed` naming the spec and how to
+allow it.
+
 The agent's ``name`` is set to its spec, so records and tables show what was asked for.
 
 :func:`smear_env.agents.batched.make_batched_agent` gives any of these specs in batched form (one call
@@ -39,7 +46,7 @@ from .batched import BatchedAgent, BatchedCheckpointAgent, BatchedRandomAgent, O
 from .composite import CompositeAgent, parse_split_spec
 from .rollout import ROLLOUT_OPTIONS, ROLLOUT_PREFIX, RolloutAgent
 from .shipped import SHIPPED_AGENTS, shipped_path
-from .specs import parse_key_values
+from .specs import parse_key_values, shown_spec
 
 BUILTIN_NAMES = ("random", "heuristic", "pimc")
 CHECKPOINT_SUFFIX = ".safetensors"
@@ -92,11 +99,37 @@ def check_options(spec: str, cls: type, options: dict[str, Any]) -> None:
         if key not in params:
             if any_name:
                 continue
-            raise ValueError(f"bad agent spec {spec!r}: unknown option {key!r}; valid options: "
+            raise ValueError(f"bad agent spec {shown_spec(spec)}: unknown option {key!r}; valid options: "
                              f"{', '.join(params)}")
         ann = params[key].annotation
         if ann is not inspect.Parameter.empty and not _accepts(ann, value):
-            raise ValueError(f"bad agent spec {spec!r}: option {key}={value!r} must be {ann}")
+            raise ValueError(f"bad agent spec {shown_spec(spec)}: option {key}={value!r} must be {ann}")
+
+
+class CommandNotAllowed(ValueError):
+    """A ``cmd:`` spec from a source the user has not allowed to run programs (see the module docstring)."""
+
+
+def is_command_spec(spec: Any) -> bool:
+    """Whether ``spec`` is a ``cmd:`` / ``cmd[...]:`` spec (one that runs a program)."""
+    return isinstance(spec, str) and spec.strip().startswith(("cmd:", "cmd["))
+
+
+def check_commands_allowed(specs: Any, allow_commands: bool, origin: str = "this source",
+                           how: str = "pass --allow-commands") -> None:
+    """Raise :class:`CommandNotAllowed` unless ``allow_commands`` or none of ``specs`` (agent specs; other
+    values are ignored) runs a program. The message names the first such spec, where it came from
+    (``origin``, e.g. ``"config key 'selfplay.opponents'"``) and how to allow it (``how``)."""
+    if allow_commands:
+        return
+    for spec in specs:
+        if is_command_spec(spec):
+            from ..actions import short_repr
+
+            raise CommandNotAllowed(
+                f"agent spec {short_repr(spec.strip())} from {origin} runs a program; programs from a "
+                f"file or the network run only with your consent: {how} if you trust it"
+            )
 
 
 def is_checkpoint_spec(spec: str) -> bool:
@@ -109,11 +142,15 @@ def _load_checkpoint(path: str, rules: SmearRules) -> Agent:
     return load_agent(path, rules)
 
 
-def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
+def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bool = True) -> Agent:
     """The agent named by ``spec`` (see the module docstring). Unknown spec -> ``ValueError`` naming the
-    valid ones; a checkpoint path that does not exist -> ``FileNotFoundError``."""
+    valid ones; a checkpoint path that does not exist -> ``FileNotFoundError``. ``allow_commands=False``
+    (a spec from a file or the network): a ``cmd:`` spec is :class:`CommandNotAllowed` (a ``ValueError``)
+    and no program is started."""
     if not isinstance(spec, str):
         raise TypeError(f"agent spec must be a string, not {type(spec).__name__}; {_valid_specs()}")
+    check_commands_allowed([spec], allow_commands, "an untrusted source",
+                           "give it on the command line of the program that plays it")
     rules = rules if rules is not None else SmearRules()
     text = spec.strip()
     base, _, opts = text.partition(":")
@@ -147,18 +184,19 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
     elif base in SHIPPED_AGENTS:
         if opts:
             raise ValueError(
-                f"bad agent spec {spec!r}: shipped agent {base!r} takes no options; {_valid_specs()}"
+                f"bad agent spec {shown_spec(spec)}: shipped agent {base!r} takes no options; "
+                f"{_valid_specs()}"
             )
         agent = _load_checkpoint(str(shipped_path(base)), rules)
     elif is_checkpoint_spec(text):
         if not os.path.exists(text):  # a directory or a device: load_agent says what it is
             raise FileNotFoundError(
-                f"checkpoint {text!r} not found: agent spec {spec!r} names a checkpoint file that does not "
-                "exist"
+                f"checkpoint {shown_spec(text)} not found: agent spec {shown_spec(spec)} names a checkpoint "
+                "file that does not exist"
             )
         agent = _load_checkpoint(text, rules)
     else:
-        raise ValueError(f"unknown agent spec {spec!r}; {_valid_specs()}")
+        raise ValueError(f"unknown agent spec {shown_spec(spec)}; {_valid_specs()}")
     try:
         agent.name = text
     except AttributeError:  # pragma: no cover - an agent with a read-only name keeps its own

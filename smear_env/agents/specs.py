@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["parse_key_values", "parse_value"]
+__all__ = ["MAX_VALUE_CHARS", "parse_key_values", "parse_value", "shown_spec"]
+
+MAX_VALUE_CHARS = 64
+"""The longest option value accepted (``pimc:samples=<5,000 digits>`` is an error, not a number)."""
+
+
+def shown_spec(spec: str) -> str:
+    """``repr(spec)`` cut to about 120 characters, for error messages."""
+    from ..actions import short_repr
+
+    return short_repr(spec, 120)
 
 
 def parse_value(text: str) -> Any:
@@ -32,8 +42,12 @@ def parse_key_values(spec: str, text: str, hint: str) -> dict[str, Any]:
         key, sep, value = part.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier() or not value.strip():
-            raise ValueError(f"bad agent spec {spec!r}: option {part!r} is not key=value; {hint}")
+            raise ValueError(f"bad agent spec {shown_spec(spec)}: option {shown_spec(part)} is not "
+                             f"key=value; {hint}")
+        if len(value.strip()) > MAX_VALUE_CHARS:
+            raise ValueError(f"bad agent spec {shown_spec(spec)}: the value of option {key!r} is "
+                             f"{len(value.strip()):,} characters long (at most {MAX_VALUE_CHARS})")
         if key in options:
-            raise ValueError(f"bad agent spec {spec!r}: option {key!r} given twice")
+            raise ValueError(f"bad agent spec {shown_spec(spec)}: option {key!r} given twice")
         options[key] = parse_value(value.strip())
     return options

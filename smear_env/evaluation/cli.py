@@ -19,6 +19,11 @@ from ..game import POINT_NAMES
 from ..table import add_rule_arguments, rules_from_args
 from .duplicate import BACKENDS, DEFAULT_GAMES, DEFAULT_MAX_HANDS, ENGINES, run_match, run_tournament
 
+MAX_GAMES = 10_000_000
+"""The most games ``--games`` accepts per matchup (days of play; each game keeps a few numbers)."""
+MAX_WORKERS = 1024
+"""The most worker processes ``--workers`` accepts."""
+
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
@@ -238,14 +243,19 @@ def _main(argv: Sequence[str] | None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     rules = rules_from_args(args, ap)
-    if args.games < 2 or args.games % 2:
-        ap.error(f"--games must be an even number >= 2 (duplicate pairs), not {args.games}")
-    if args.workers < 1:
-        ap.error(f"--workers must be >= 1, not {args.workers}")
-    if args.max_hands < 1:
-        ap.error(f"--max-hands must be >= 1, not {args.max_hands}")
-    if args.seed < 0:
-        ap.error(f"--seed must be >= 0, not {args.seed}")
+    from ..actions import short_repr
+    from ..seeding import SEED_LIMIT
+    from ..vector import MAX_HANDS_LIMIT
+
+    if not 2 <= args.games <= MAX_GAMES or args.games % 2:
+        ap.error(f"--games must be an even number from 2 to {MAX_GAMES:,} (duplicate pairs), not "
+                 f"{short_repr(args.games)}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        ap.error(f"--workers must be from 1 to {MAX_WORKERS}, not {short_repr(args.workers)}")
+    if not 1 <= args.max_hands < MAX_HANDS_LIMIT:
+        ap.error(f"--max-hands must be from 1 to {MAX_HANDS_LIMIT - 1:,}, not {short_repr(args.max_hands)}")
+    if not 0 <= args.seed < SEED_LIMIT:
+        ap.error(f"--seed must be an integer 0 <= seed < 2**64, not {short_repr(args.seed)}")
     if args.backend == "ray":
         import importlib.util
 

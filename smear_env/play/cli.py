@@ -19,6 +19,8 @@ you quit.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -288,6 +290,7 @@ def _parse_words(text: str, phase: str) -> int | None:
 
 
 # ---------------------------------------------------------------------------------------------- the loop
+QUIT_WORDS = ("quit", "q", "exit")
 HELP = ("Type a move's number, its name ('play JH', 'bid 3', 'pass', 'trump H', 'discard TS'), a card "
         "('JH', 'J♥', '10h') or a suit for trump ('hearts'). Commands: hint, table, help, quit.")
 
@@ -330,8 +333,10 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
                                   else "[bold]The opponents win the game.[/]")
                 return "over"
             try:
-                read_line("Press Enter for the next hand (or 'quit') ")
+                answer = read_line("Press Enter for the next hand (or 'quit') ")
             except EOFError:
+                return "quit"
+            if answer.strip().lower() in QUIT_WORDS:
                 return "quit"
             show(session.next_hand())
             shown_table = False
@@ -345,7 +350,7 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
         except EOFError:
             return "quit"
         cmd = text.strip().lower()
-        if cmd in ("quit", "q", "exit"):
+        if cmd in QUIT_WORDS:
             return "quit"
         if cmd in ("help", "h"):
             console.print(HELP)
@@ -374,6 +379,57 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
 
 
 # ---------------------------------------------------------------------------------------------- main
+MAX_PAUSE = 60.0
+"""The longest ``--pause`` accepted, in seconds."""
+
+
+def pause_seconds(text: str) -> float:
+    """``--pause``: a finite number of seconds from 0 to :data:`MAX_PAUSE` (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= MAX_PAUSE:  # also false for nan
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to {MAX_PAUSE:g}, not {text!r}")
+    return value
+
+
+def check_record_path(path: Path) -> str | None:
+    """Why the game could not be saved at ``path`` (a folder, a missing or read-only folder, a file that
+    cannot be written), else None: checked before the game starts, so a finished game is not lost."""
+    if path.is_dir():
+        return f"{str(path)!r} is a folder; give a file name"
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return f"the folder {str(parent)!r} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {str(parent)!r} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{str(path)!r} is not writable"
+    return None
+
+
+def save_game(path: Path, record: dict[str, Any]) -> tuple[Path | None, str | None]:
+    """Save ``record`` at ``path``; when that fails, in a new file of the temporary folder instead.
+    Returns (where it was saved or None, why ``path`` failed or None)."""
+    import tempfile
+
+    from ..record import save_records
+
+    try:
+        save_records(path, record)
+        return path, None
+    except OSError as e:
+        why = f"{e.strerror or e}"
+    try:
+        fd, spare = tempfile.mkstemp(prefix="smear-game-", suffix=".json")
+        os.close(fd)
+        save_records(spare, record)
+        return Path(spare), why
+    except OSError:
+        return None, why
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="smear-play",
@@ -395,7 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--record", metavar="FILE",
                     help="save the game as smear-record/1 JSON here (default smear-game-<time>.json)")
     ap.add_argument("--no-record", action="store_true", help="do not save the game")
-    ap.add_argument("--pause", type=float, default=0.0, help="seconds to pause after each agent move")
+    ap.add_argument("--pause", type=pause_seconds, default=0.0,
+                    help=f"seconds to pause after each agent move (0 to {MAX_PAUSE:g}; default 0)")
     add_rule_arguments(ap)
     return ap
 
@@ -404,10 +461,21 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
     ap = build_parser()
     args = ap.parse_args(argv)
     rules = rules_from_args(args, ap)
-    if args.seed is not None and args.seed < 0:
-        ap.error(f"--seed must be >= 0, not {args.seed}")
-    if args.max_hands < 1:
-        ap.error(f"--max-hands must be >= 1, not {args.max_hands}")
+    from ..actions import short_repr
+    from ..seeding import SEED_LIMIT
+    from ..vector import MAX_HANDS_LIMIT
+
+    if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
+        ap.error(f"--seed must be an integer 0 <= seed < 2**64, not {short_repr(args.seed)}")
+    if not 1 <= args.max_hands < MAX_HANDS_LIMIT:
+        ap.error(f"--max-hands must be from 1 to {MAX_HANDS_LIMIT - 1:,}, not {short_repr(args.max_hands)}")
+    record_path = None
+    if not args.no_record:
+        record_path = Path(args.record or time.strftime("smear-game-%Y%m%d-%H%M%S.json"))
+    if record_path is not None:
+        why = check_record_path(record_path)
+        if why is not None:
+            ap.error(f"--record: cannot save the game there: {why} (or give --no-record)")
     from rich.console import Console
     from rich.markup import escape
 
@@ -445,12 +513,15 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
         console.print()
     finally:
         session.close()
-    if not args.no_record:
-        from ..record import save_records
-
-        path = Path(args.record or time.strftime("smear-game-%Y%m%d-%H%M%S.json"))
-        save_records(path, session.record())
-        console.print(f"Game saved to {escape(str(path))} (smear-record/1; open it in smear-serve's replay "
+    if record_path is not None:
+        saved, why = save_game(record_path, session.record())
+        if why is not None:
+            where = f"saved to {escape(str(saved))} instead" if saved is not None else "not saved"
+            console.print(f"[bold red]Could not save the game to {escape(str(record_path))}[/] "
+                          f"({escape(why)}): {where}.")
+            if saved is None:
+                return 1
+        console.print(f"Game saved to {escape(str(saved))} (smear-record/1; open it in smear-serve's replay "
                       "viewer).")
     return 1 if outcome == "error" else 0
 

@@ -359,8 +359,8 @@ class Server:
                 with self.lock:
                     self._policies[spec] = base
             agent = CheckpointAgent(self.name_of(spec), base.policy, base.meta)
-        else:
-            agent = make_agent(spec, rules)
+        else:  # a program runs only for a spec given to the server (its --agent), never one from a request
+            agent = make_agent(spec, rules, allow_commands=spec in self.agents)
         try:
             agent.name = self.name_of(spec)
         except AttributeError:  # pragma: no cover
