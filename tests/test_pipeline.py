@@ -293,3 +293,23 @@ def test_a_failing_stage_stops_the_pipeline_with_one_line(tmp_path, capsys):
     assert err[-1].startswith("smear-train: error: stage 01-distill: FileNotFoundError: ")
     assert "Traceback" not in "\n".join(err) and (tmp_path / "run/stages/01-distill/error.log").is_file()
     assert not (tmp_path / "run/stages/02-evaluate").exists()
+
+
+@pytest.mark.parametrize("spec", ["cmd:touch {marker}", "split:bid=cmd:touch {marker},play=heuristic",
+                                  "rollout:base=cmd:touch {marker},samples=2"])
+def test_a_pipeline_config_that_runs_a_program_needs_allow_commands(tmp_path, capsys, spec):
+    """A program named anywhere in a pipeline's stages (an opponent, inside a split or a rollout spec) runs
+    only with --allow-commands: without it smear-train stops with one line naming the key, before any stage
+    and without starting the program."""
+    from training.train import main
+
+    marker = tmp_path / "ran"
+    cfg = tmp_path / "p.yaml"
+    text = spec.format(marker=marker)
+    cfg.write_text(json.dumps({"default": {"stages": {"winprob": {"team": "heuristic", "opponent": text,
+                                                                  "games": 4}}}}))
+    assert main(["--config", str(cfg), "--run-dir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "'default.stages.winprob.opponent'" not in err
+    assert "config key 'stages.winprob.opponent'" in err and "--allow-commands" in err, err
+    assert not marker.exists() and not (tmp_path / "run" / "stages").exists()

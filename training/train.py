@@ -644,6 +644,35 @@ def check_commands(cfg: TrainConfig, allow_commands: bool, typed: list[str] | No
                                "run smear-train with --allow-commands")
 
 
+def _config_strings(data: Any, path: str = "") -> list[tuple[str, str]]:
+    """(key path, text) of every string in a config's data, mapping keys included (opponents are keys)."""
+    out: list[tuple[str, str]] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            key = f"{path}.{k}" if path else str(k)
+            if isinstance(k, str):
+                out.append((key, k))
+            out += _config_strings(v, key)
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            out += _config_strings(v, f"{path}[{i}]")
+    elif isinstance(data, str):
+        out.append((path, data))
+    return out
+
+
+def check_pipeline_commands(data: Any, allow_commands: bool, typed: list[str] | None = None) -> None:
+    """:func:`check_commands` for a pipeline config (its stages' sections hold agent specs in many keys):
+    every string of the config that runs a program needs ``--allow-commands`` or a ``--set`` that typed it."""
+    from smear_env.agents.registry import check_commands_allowed, is_command_spec
+
+    for key, text in _config_strings(data):
+        if not is_command_spec(text) or any(text.strip() in t for t in typed or []):
+            continue
+        check_commands_allowed([text], allow_commands, f"config key {key!r}",
+                               "run smear-train with --allow-commands")
+
+
 def _agent_files(cfg: TrainConfig) -> list[tuple[str, Path]]:
     """(config key, file) of every file the run reads while it trains: ``init_from``, and agent specs that
     name files (checkpoint opponents, teachers, evaluation opponents)."""
@@ -801,6 +830,7 @@ def _maybe_pipeline(args: argparse.Namespace, argv: list[str] | None) -> int | N
     else:
         return None
     check_writable(run_dir)
+    check_pipeline_commands(data, args.allow_commands, args.overrides)
     words = [os.path.basename(sys.argv[0]) or "smear-train", *(sys.argv[1:] if argv is None else argv)]
     return run_pipeline(data, run_dir, " ".join(shlex.quote(a) for a in words), args.from_stage,
                         args.until_stage)

@@ -36,6 +36,7 @@ for many seats) and :func:`smear_env.agents.batched.can_vectorise` says which on
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -110,9 +111,13 @@ class CommandNotAllowed(ValueError):
     """A ``cmd:`` spec from a source the user has not allowed to run programs (see the module docstring)."""
 
 
+_COMMAND_PART = re.compile(r"(?:^|[=,])\s*cmd[:\[]")
+
+
 def is_command_spec(spec: Any) -> bool:
-    """Whether ``spec`` is a ``cmd:`` / ``cmd[...]:`` spec (one that runs a program)."""
-    return isinstance(spec, str) and spec.strip().startswith(("cmd:", "cmd["))
+    """Whether ``spec`` runs a program: a ``cmd:`` / ``cmd[...]:`` spec, or a search or split spec with one
+    inside it (``split:bid=cmd:...,play=heuristic``, ``rollout:base=cmd:...``)."""
+    return isinstance(spec, str) and _COMMAND_PART.search(spec) is not None
 
 
 def check_commands_allowed(specs: Any, allow_commands: bool, origin: str = "this source",
