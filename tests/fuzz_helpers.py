@@ -99,6 +99,4 @@ PATHS = st.sampled_from([
     "out.json", "sub/out.json", "runs/a", "/nonexistent/dir/x.json", "/dev/null", ".", "", "x" * 300,
     "a\nb", "-", "runs", "deep/er/path",
 ])
-SHORT_NUMBERS = NUMBERS.filter(lambda s: len(s) < 4000)
-"""NUMBERS without the 5,000-digit one, for config values: a config's integer of more than 4,300 digits is
-the config loader's own case (training/config.py and its tests)."""
+

@@ -21,7 +21,7 @@ import yaml
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from tests.fuzz_helpers import AGENTS, NUMBERS, PATHS, SHORT_NUMBERS, TEXT, fuzz_settings, time_bound
+from tests.fuzz_helpers import AGENTS, NUMBERS, PATHS, TEXT, fuzz_settings, time_bound
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,7 +142,7 @@ def test_fuzz_smear_train_arguments(data: st.DataObject, workdir: Path, monkeypa
                             "selfplay.opponents", "eval.opponents", "imitation.teacher",
                             "network.hidden_sizes", "rules.kitty_size", "output.checkpoint_interval",
                             "init_from", "nosuch.key", ""])
-    values = st.one_of(SHORT_NUMBERS, AGENTS, TEXT)
+    values = st.one_of(NUMBERS, AGENTS, TEXT)
     sets = st.lists(st.tuples(keys, values).map(lambda t: ["--set", f"{t[0]}={t[1]}"]), max_size=3)
     head = st.tuples(st.lists(st.tuples(st.just("--config"), config), max_size=1), sets).map(
         lambda t: [w for pair in t[0] for w in pair] + [w for s in t[1] for w in s])
@@ -195,7 +195,7 @@ def _tiny_config() -> dict[str, Any]:
 
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-                    st.floats(allow_nan=True, allow_infinity=True), TEXT, AGENTS, SHORT_NUMBERS)
+                    st.floats(allow_nan=True, allow_infinity=True), TEXT, AGENTS, NUMBERS)
 TREES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                       st.dictionaries(TEXT, inner, max_size=4)),
                      max_leaves=12)
