@@ -380,3 +380,78 @@ def test_serialize_and_deserialize_round_trip():
     p = state.current_player()
     assert state2.information_state_string(p) == state.information_state_string(p)
     assert state2.legal_actions() == state.legal_actions()
+
+
+# ---------------------------------------------------------------------------- OpenSpiel's bots
+def test_ismcts_and_mcts_bots_play_through_evaluate_bots():
+    from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
+    from open_spiel.python.bots.uniform_random import UniformRandomBot
+
+    class ISMCTSBot(ismcts.ISMCTSBot):
+        """OpenSpiel's Python ISMCTSBot has no restart_at (evaluate_bots calls it): each search starts
+        afresh anyway."""
+
+        def restart_at(self, state):
+            self.reset()
+
+    game = pyspiel.load_game("python_smear(target_score=1,max_cycles=120)")
+    rs = np.random.RandomState(5405)
+    rollout = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs)
+    bots = [ISMCTSBot(game, rollout, 2.0, 8, random_state=rs),
+            mcts.MCTSBot(game, 2.0, 8, rollout, random_state=rs),
+            UniformRandomBot(2, rs), UniformRandomBot(3, rs)]
+    for _ in range(2):
+        returns = evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rs)
+        assert len(returns) == 4 and sum(returns) == 0 and returns[0] == returns[2]
+
+
+def test_openspiel_agent_spec_plays_legal_moves_from_the_seats_view():
+    from smear_env.agents.registry import make_agent
+    from smear_env.game import Game
+    from smear_env.observation import observe
+
+    agent = make_agent("openspiel:ismcts,simulations=12")
+    assert agent.name == "openspiel:ismcts,simulations=12"
+    rules = SmearRules(kitty_size=2)
+    for seed in (1, 2):
+        g = Game(rules, seed=seed)
+        agent.start_game(0, rules, np.random.default_rng(seed))
+        while g.phase < 4:  # one hand, every seat played by the agent
+            obs = observe(g, g.to_act)
+            a = agent.act(obs)
+            assert obs["action_mask"][a] == 1
+            g.apply(a)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("openspiel:mcts", "unknown OpenSpiel bot 'mcts'; allowed values: ismcts"),
+    ("openspiel:ismcts,simulations=0", "simulations=0 is not allowed; allowed values: an integer >= 1"),
+    ("openspiel:ismcts,sims=3", "unknown option 'sims'"),
+    ("openspiel:ismcts,final=best", "final='best' is not allowed"),
+])
+def test_openspiel_agent_spec_errors_name_the_allowed_values(spec, message):
+    from smear_env.agents.registry import make_agent
+
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        make_agent(spec)
+
+
+def test_the_agent_answers_from_the_view_alone():
+    """Two games that differ only in cards the seat cannot see give the same answer from the same
+    generator state."""
+    from smear_env.agents.registry import make_agent
+    from smear_env.game import Game
+    from smear_env.observation import observe
+
+    agent = make_agent("openspiel:ismcts,simulations=16")
+    rules = SmearRules()
+    g = Game.from_deal([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13, 14, 15, 16, 17],
+                        [18, 19, 20, 21, 22, 23]], list(range(24, 32)), dealer=3, rules=rules)
+    h = Game.from_deal([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 24], [12, 13, 14, 15, 16, 17],
+                        [18, 19, 20, 21, 22, 23]], [11, *range(25, 32)], dealer=3, rules=rules)
+    assert np.array_equal(observe(g, 0)["observation"], observe(h, 0)["observation"])
+    answers = []
+    for game in (g, h):
+        agent.start_game(0, rules, np.random.default_rng(5408))
+        answers.append(agent.act(observe(game, 0)))
+    assert answers[0] == answers[1]

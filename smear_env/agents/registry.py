@@ -12,6 +12,8 @@ Specs:
   checkpoint file, found inside the installed package or in a clone's ``checkpoints/`` folder;
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
   ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch);
+* ``openspiel:ismcts`` or ``openspiel:ismcts,simulations=100,uct_c=2`` -- OpenSpiel's ISMCTS bot
+  (:mod:`smear_env.integrations.openspiel_agent`; needs ``pip install "smear-rl[openspiel]"``);
 * ``cmd:<command line>`` or ``cmd[timeout=5]:<command line>`` -- a bot in any language, run as a child
   process speaking the line-based JSON protocol of docs/PROTOCOL.md
   (:class:`~smear_env.agents.protocol.ProtocolAgent`).
@@ -131,6 +133,10 @@ def make_agent(spec: str, rules: SmearRules | None = None) -> Agent:
             agent = PimcAgent(rules, **options)
         except TypeError as e:  # pragma: no cover - check_options names the bad option first
             raise ValueError(f"bad agent spec {spec!r}: {e}") from None
+    elif base == "openspiel":
+        from ..integrations.openspiel_agent import agent_from_spec  # lazy: needs open_spiel
+
+        agent = agent_from_spec(spec, rules, opts, parse_options)
     elif base in SHIPPED_AGENTS:
         if opts:
             raise ValueError(

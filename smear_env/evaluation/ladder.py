@@ -64,9 +64,10 @@ class LadderError(ValueError):
 
 
 def is_slow(spec: str) -> bool:
-    """Whether a player is searched or external (``pimc``, ``cmd:``): its pairs play the smaller count."""
+    """Whether a player is searched or external (``pimc``, ``openspiel:``, ``cmd:``): its pairs play the
+    smaller count."""
     text = spec.strip()
-    return text.split(":", 1)[0] == "pimc" or text.startswith(("cmd:", "cmd["))
+    return text.split(":", 1)[0] in ("pimc", "openspiel") or text.startswith(("cmd:", "cmd["))
 
 
 def games_for(a: str, b: str, games: int, slow_games: int, scale: float) -> int:

@@ -69,7 +69,7 @@ from ..table import DEFAULT_MAX_CYCLES, TableOptions, cycles_exhausted, hands_ex
 
 __all__ = [
     "GAME_NAME", "PLAY_ORDER_SHAPE", "PRIVATE_TERMS", "SmearGame", "SmearObserver", "SmearState",
-    "game_parameters", "load", "world_from_view",
+    "game_parameters", "load", "state_at", "world_from_view",
 ]
 
 GAME_NAME = "python_smear"
@@ -344,11 +344,22 @@ class SmearState(pyspiel.State):
         game = c.game
         view = view_of(game, int(player_id))
         world = world_from_view(view, sample_hidden(view, rng), c.rules, rng, public=game)
-        state = self.get_game().new_initial_state()
-        wc = copy.deepcopy(c)
-        wc.game = world
-        state.core = wc
+        state = state_at(self.get_game(), world)
+        state.core.cycles, state.core.hand_cycles = c.cycles, c.hand_cycles
         return state
+
+
+def state_at(game: SmearGame, world: Game) -> SmearState:
+    """A ``game`` state at the position of the engine's game ``world`` (taken, not copied), e.g. a world of
+    :func:`world_from_view`; it starts there (empty ``history()``, no decisions counted)."""
+    if world.phase >= HAND_OVER:
+        raise ValueError(f"state_at: a position with a player to act, not phase {Phase(world.phase).name}")
+    state = game.new_initial_state()
+    c = state.core
+    c.game = world
+    c.dealer = world.dealer
+    c.dealt = None
+    return state
 
 
 def _public_text(g: Game) -> str:
