@@ -70,7 +70,7 @@ def test_load_game_takes_every_rule_option_with_the_projects_defaults():
     ("python_smear(high_low=aces)", "rule option high_low='aces' is not allowed; allowed values:"),
     ("python_smear(target_score=0)", "rule option target_score=0 is not allowed"),
     ("python_smear(max_cycles=0)", "option max_cycles=0 is not allowed; allowed values: an integer >= 1"),
-    ("python_smear(max_hands=-2)", "option max_hands=-2 is not allowed"),
+    ("python_smear(max_hands=-2)", "option max_hands=-2 is not allowed; allowed values: 0 (no limit) or an"),
 ])
 def test_bad_parameters_get_the_projects_one_line_message(text, message):
     with pytest.raises(ValueError) as err:

@@ -60,7 +60,7 @@ import pyspiel
 
 from ..actions import NUM_ACTIONS, action_name
 from ..cards import CARD_NAMES, HAND_SIZE, NUM_CARDS, NUM_TRICKS, cards_of
-from ..config import SmearRules
+from ..config import RuleOptionError, SmearRules
 from ..game import BIDDING, GAME_OVER, HAND_OVER, NUM_PLAYERS, STATE_FIELDS, Game, Phase
 from ..infoset import HiddenDeal, PlayerView, sample_hidden, view_of
 from ..observation import LAYOUT, OBS_SIZE, SLICES, encode_game
@@ -113,6 +113,9 @@ def _split_params(params: dict[str, Any]) -> tuple[SmearRules, TableOptions]:
     rule_names = SmearRules.option_names()
     rules = SmearRules.from_dict({k: v for k, v in params.items() if k in rule_names})
     max_hands = params.get("max_hands", 0)
+    if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 0:
+        raise RuleOptionError(f"option max_hands={max_hands!r} is not allowed; allowed values: 0 (no limit) "
+                              "or an integer >= 1")
     opts = TableOptions(
         max_cycles=params.get("max_cycles", DEFAULT_MAX_CYCLES),
         max_hands=None if max_hands == 0 and type(max_hands) is int else max_hands,
