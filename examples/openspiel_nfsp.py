@@ -26,9 +26,10 @@ import smear_env.integrations.openspiel  # noqa: F401  (registers python_smear)
 
 
 def play_against_random(env: rl_environment.Environment, agents: list, team: int, games: int,
-                        rng: np.random.Generator) -> int:
-    """Games won by ``team`` (seats team, team + 2: the agents' average policies) against uniform random."""
-    wins = 0
+                        rng: np.random.Generator) -> tuple[int, int]:
+    """(games won, games cut off by ``max_cycles``) of ``team`` (seats team, team + 2: the agents' average
+    policies) against uniform random."""
+    wins = cut = 0
     for _ in range(games):
         ts = env.reset()
         while not ts.last():
@@ -41,7 +42,8 @@ def play_against_random(env: rl_environment.Environment, agents: list, team: int
                 action = legal[rng.integers(len(legal))]
             ts = env.step([action])
         wins += ts.rewards[team] > 0
-    return wins
+        cut += ts.rewards[team] == 0
+    return wins, cut
 
 
 def main() -> None:
@@ -83,13 +85,14 @@ def main() -> None:
           f"{decisions / took:.0f} decisions/s")
     rng = np.random.default_rng(args.seed + 1)
     env.seed(args.seed + 1)
-    wins = sum(play_against_random(env, agents, team, args.eval_games, rng) for team in (0, 1))
+    results = [play_against_random(env, agents, team, args.eval_games, rng) for team in (0, 1)]
+    wins, cut = sum(r[0] for r in results), sum(r[1] for r in results)
     n = 2 * args.eval_games
     rate = wins / n
     half = 1.96 * math.sqrt(max(rate * (1 - rate), 1e-12) / n)
     print(f"NFSP average policy vs random: won {wins} of {n} games, {100 * rate:.1f}% "
-          f"[{100 * max(rate - half, 0):.1f}, {100 * min(rate + half, 1):.1f}] (95%; games cut off by "
-          f"max_cycles count as not won)")
+          f"[{100 * max(rate - half, 0):.1f}, {100 * min(rate + half, 1):.1f}] (95%); {cut} cut off by "
+          f"max_cycles (not won)")
 
 
 if __name__ == "__main__":
