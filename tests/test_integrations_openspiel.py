@@ -455,3 +455,33 @@ def test_the_agent_answers_from_the_view_alone():
         agent.start_game(0, rules, np.random.default_rng(5408))
         answers.append(agent.act(observe(game, 0)))
     assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize("kitty_size", [0, 1, 3])
+def test_worlds_from_a_seats_view_alone_show_that_seat_its_own_observation(kitty_size):
+    """The agent's worlds: from the relative view decoded from an observation, a world whose seat 0 sees
+    exactly that observation and has the same legal actions, at every decision of random games."""
+    from smear_env.game import Game
+    from smear_env.infoset import sample_hidden
+    from smear_env.observation import decode, observe
+
+    rules = SmearRules(kitty_size=kitty_size, target_score=4)
+    rng = np.random.default_rng(5409 + kitty_size)
+    checked = 0
+    for seed in range(3):
+        g = Game(rules, seed=seed)
+        while not g.is_over and checked < 400:
+            if g.phase == 4:
+                g.start_next_hand()
+                continue
+            obs = observe(g, g.to_act)
+            view = decode(obs["observation"], obs["action_mask"])
+            world = sm.world_from_view(view, sample_hidden(view, rng), rules, rng)
+            assert np.array_equal(encode_game(world, 0), obs["observation"])
+            assert world.legal_actions() == view.legal_actions
+            state = sm.state_at(pyspiel.load_game("python_smear", rules.to_dict()), world)
+            assert state.current_player() == 0 and state.legal_actions() == list(view.legal_actions)
+            checked += 1
+            la = g.legal_actions()
+            g.apply(la[rng.integers(len(la))])
+    assert checked > 100
