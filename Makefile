@@ -167,7 +167,7 @@ test-tianshou: .venv-tianshou/.installed
 
 test-openspiel: .venv-openspiel/.installed
 	.venv-openspiel/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations_openspiel.py $(PYTEST_ARGS)
-	.venv-openspiel/bin/python examples/openspiel_nfsp.py --seconds 10
+	.venv-openspiel/bin/python examples/openspiel_nfsp.py --seconds 10 --eval-games 10
 
 # CI: each framework's integration tests in its own venv (the whole suite there: test-rllib / test-tianshou),
 # then every example.
@@ -185,7 +185,7 @@ examples: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed .venv-opensp
 	$(BIN)/python examples/cleanrl_ppo_vector.py --steps 20000
 	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
 	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 1 --games 10
-	.venv-openspiel/bin/python examples/openspiel_nfsp.py --seconds 10
+	.venv-openspiel/bin/python examples/openspiel_nfsp.py --seconds 10 --eval-games 10
 
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis
