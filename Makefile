@@ -15,6 +15,7 @@
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
 #   make test-tianshou  Tianshou venv (.venv-tianshou): the test suite + examples/tianshou_dqn.py
 #   make test-clients   TorchRL + PufferLib venv (.venv-clients, constraints/clients.txt): their client tests
+#   make test-openspiel OpenSpiel venv (.venv-openspiel): python_smear's tests + examples/openspiel_nfsp.py
 #   make test-frameworks  every framework venv: their integration tests, then every example (CI runs this)
 #   make examples       every examples/*.py with a tiny budget, each in its framework's venv
 #   make clean  remove caches and build output (make distclean also removes .venv)
@@ -38,7 +39,7 @@ STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
 .PHONY: default-90 help venv install run test test-all test-slow lint bench clean distclean browser dist test-wheel docs docs-serve \
-	test-rllib test-tianshou test-clients test-frameworks examples
+	test-rllib test-tianshou test-clients test-openspiel test-frameworks examples
 
 help:
 	@sed -n 's/^#   make /  make /p' Makefile
@@ -165,26 +166,33 @@ test-tianshou: .venv-tianshou/.installed
 test-clients: .venv-clients/.installed
 	.venv-clients/bin/python -m pytest -n 0 tests/test_integrations_torchrl.py tests/test_integrations_pufferlib.py
 
+test-openspiel: .venv-openspiel/.installed
+	.venv-openspiel/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations_openspiel.py $(PYTEST_ARGS)
+	.venv-openspiel/bin/python examples/openspiel_nfsp.py --seconds 10 --eval-games 10
+
 # CI: each framework's integration tests in its own venv (the whole suite there: test-rllib / test-tianshou),
 # then every example.
-test-frameworks: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed .venv-clients/.installed
+test-frameworks: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed .venv-clients/.installed \
+		.venv-openspiel/.installed
 	.venv-rllib/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
 		tests/test_integrations_rllib.py tests/test_integrations_ray.py
 	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
 		tests/test_integrations_tianshou.py
 	.venv-clients/bin/python -m pytest -n 0 tests/test_integrations_torchrl.py tests/test_integrations_pufferlib.py
+	.venv-openspiel/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations_openspiel.py
 	$(MAKE) examples
 
-examples: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
+examples: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed .venv-openspiel/.installed
 	$(BIN)/python examples/sb3_maskable_ppo.py --steps 2048
 	$(BIN)/python examples/sb3_vector.py --steps 20000
 	$(BIN)/python examples/cleanrl_ppo_vector.py --steps 20000
 	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
 	.venv-rllib/bin/python examples/rllib_ppo.py --iterations 1 --games 10
+	.venv-openspiel/bin/python examples/openspiel_nfsp.py --seconds 10 --eval-games 10
 
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache .ruff_cache .hypothesis
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) .venv-rllib .venv-tianshou .venv-clients
+	rm -rf $(VENV) .venv-rllib .venv-tianshou .venv-clients .venv-openspiel

@@ -153,3 +153,16 @@ def test_the_web_table_says_a_search_of_default_plays_only_default_rules():
     assert "plays only the rules it was trained on" in why_not(ROLLOUT, short)
     assert why_not(SPLIT, short).startswith(f"{SPLIT}: default plays only")
     assert why_not("rollout:base=heuristic,samples=2", short) is None
+
+
+def test_an_openspiel_spec_without_openspiel_is_one_line():
+    """Without open_spiel installed, an ``openspiel:`` spec is a one-line error saying how to install it."""
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("open_spiel is installed here")
+    with pytest.raises(ValueError, match=r"OpenSpiel is not installed .*smear-rl\[openspiel\]") as e:
+        make_agent("openspiel:ismcts", SmearRules())
+    assert "\n" not in str(e.value)

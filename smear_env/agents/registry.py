@@ -12,11 +12,13 @@ Specs:
   checkpoint file, found inside the installed package or in a clone's ``checkpoints/`` folder;
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
   ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch);
+* ``openspiel:ismcts`` or ``openspiel:ismcts,simulations=100,uct_c=2`` -- OpenSpiel's ISMCTS bot
+  (:mod:`smear_env.integrations.openspiel_agent`; needs ``pip install "smear-rl[openspiel]"``);
 * ``cmd:<command line>`` or ``cmd[timeout=5]:<command line>`` -- a bot in any language, run as a child
   process speaking the line-based JSON protocol of docs/PROTOCOL.md
   (:class:`~smear_env.agents.protocol.ProtocolAgent`);
 * ``rollout:base=default,samples=32,phases=trump+discard+play,...`` -- the rollout search
-  (:func:`smear_env.agents.rollout.rollout_from_spec`), and ``split:bid=<spec>,play=<spec>`` -- one agent
+  (:func:`rollout_from_spec`), and ``split:bid=<spec>,play=<spec>`` -- one agent
   bids and names trump, the other discards and plays (:mod:`smear_env.agents.composite`): batched agents,
   seated here one seat at a time (:class:`~smear_env.agents.batched.OneSeatAgent`).
 
@@ -61,8 +63,9 @@ def _valid_specs() -> str:
         f"the path of a checkpoint file ('*{CHECKPOINT_SUFFIX}'), "
         "'cmd:<command line>' for a bot speaking docs/PROTOCOL.md "
         "(e.g. 'cmd:python examples/random_bot.py'), "
-        "'rollout:key=value,...' (a search, e.g. 'rollout:base=default,samples=8,phases=play') "
-        "or 'split:bid=<spec>,play=<spec>'"
+        "'rollout:key=value,...' (a search, e.g. 'rollout:base=default,samples=8,phases=play'), "
+        "'split:bid=<spec>,play=<spec>' "
+        "or 'openspiel:ismcts,simulations=100' (OpenSpiel's ISMCTS; the openspiel extra)"
     )
 
 
@@ -186,6 +189,14 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
             raise ValueError(f"bad agent spec {spec!r}: {e}") from None
     elif text.startswith(("rollout:", "split:")):
         agent = OneSeatAgent(make_batched_agent(text, rules))
+    elif base == "openspiel":
+        try:
+            from ..integrations.openspiel_agent import agent_from_spec  # lazy: needs open_spiel
+        except ImportError as e:
+            raise ValueError(f"bad agent spec {spec!r}: OpenSpiel is not installed ({e.msg}); "
+                             "pip install 'smear-rl[openspiel]'") from None
+
+        agent = agent_from_spec(spec, rules, opts, parse_options)
     elif base in SHIPPED_AGENTS:
         if opts:
             raise ValueError(

@@ -64,12 +64,12 @@ class LadderError(ValueError):
 
 
 def is_slow(spec: str) -> bool:
-    """Whether a player is searched or external (``pimc``, ``rollout:``, ``cmd:``, a ``split:`` with such a
-    half): its pairs play the smaller count."""
+    """Whether a player is searched or external (``pimc``, ``rollout:``, ``openspiel:``, ``cmd:``, a
+    ``split:`` with such a half): its pairs play the smaller count."""
     text = spec.strip()
     if text.startswith("split:"):
         return any(is_slow(half.partition("=")[2]) for half in text[len("split:"):].split(","))
-    return text.split(":", 1)[0] in ("pimc", "rollout") or text.startswith(("cmd:", "cmd["))
+    return text.split(":", 1)[0] in ("pimc", "rollout", "openspiel") or text.startswith(("cmd:", "cmd["))
 
 
 def games_for(a: str, b: str, games: int, slow_games: int, scale: float) -> int:
