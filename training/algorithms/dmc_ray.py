@@ -7,12 +7,15 @@ the reference and the version number; an actor loads the weights when the versio
 share of ``n_steps * n_envs`` finished learner decisions, and returns them with the version it played. The
 learner (this process: :class:`RayDMCTrainer`, the trainer ``smear-train`` runs) gathers batches until it has
 ``n_steps * n_envs`` decisions and makes one update of :meth:`DMCTrainer.learn` on them; a batch played with
-weights more than ``ray.max_staleness`` updates old is dropped (counted in ``ray/stale_dropped``).
+weights more than ``ray.max_staleness`` updates old is dropped (counted in ``ray/stale_dropped``). With
+``max_staleness`` >= 1 the actors play on while the learner learns (their batches are then one update old);
+with 0 they wait for each update.
 
 Faults: an actor whose process or node dies fails its call; the learner says so in the log
 (``training.algorithms.dmc_ray``), goes on with the actors it has, and calls the dead one again: Ray restarts
 it (up to ``ray.max_restarts`` times; -1: always) on a node with room, and it plays again with fresh games
-(its seed drawn by the learner). An actor that fails three calls in a row without a batch is given up.
+(seeded from fresh OS entropy when restarted, then on a seed the learner draws). An actor that fails
+:data:`GIVE_UP_AFTER` calls in a row (spaced 1, 2, 4, ... s apart) is given up.
 
 Checkpoints and resume are dmc's (:class:`~training.algorithms.resume_state.OwnPolicyTrainer`): the
 policy, the optimizer and the generators; games in flight are not saved, a resumed run's actors start fresh
@@ -43,8 +46,9 @@ from .dmc import DMCTrainer
 
 log = logging.getLogger(__name__)
 
-GIVE_UP_AFTER = 3
-"""An actor that fails this many calls in a row without returning a batch is given up."""
+GIVE_UP_AFTER = 8
+"""An actor that fails this many calls in a row without returning a batch is given up (the calls spaced
+1, 2, 4, ... seconds apart: about four minutes in all)."""
 
 
 def ray_settings(cfg: TrainConfig) -> RaySettings:
@@ -78,7 +82,12 @@ class DMCActor:
     """One actor: a :class:`DMCTrainer` of ``lanes`` lanes that only collects (run as a Ray actor)."""
 
     def __init__(self, cfg: TrainConfig, lanes: int, seed: int) -> None:  # noqa: D107
+        import ray
+
         torch.set_num_threads(1)
+        self.restarted = ray.get_runtime_context().was_current_actor_reconstructed
+        if self.restarted:  # not the first incarnation's games again (the learner reseeds it too)
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
         self.trainer = DMCTrainer(with_lanes(cfg, lanes), np.random.default_rng(seed))
         self.version = -1
         self.target = cfg.algorithm.n_steps * lanes
@@ -99,8 +108,9 @@ class DMCActor:
             self.version = version
         t0 = time.perf_counter()
         batch = self.trainer.collect(self.target)
+        restarted, self.restarted = self.restarted, False
         return {"version": version, "batch": batch, "stats": dict(self.trainer.collect_stats),
-                "seconds": time.perf_counter() - t0}
+                "seconds": time.perf_counter() - t0, "restarted": restarted}
 
     def ping(self) -> bool:
         """True (the actor is up)."""
@@ -127,11 +137,12 @@ class RayDMCTrainer(DMCTrainer):
         self._started = connect(s.address)
         actor_cls = ray.remote(DMCActor).options(
             num_cpus=s.num_cpus, num_gpus=s.resources.get("GPU", 0.0), resources=s.custom_resources or None,
-            max_restarts=s.max_restarts, max_task_retries=0)
+            max_restarts=s.max_restarts, max_task_retries=0, scheduling_strategy="SPREAD")
         lane_cfg = with_lanes(cfg, 1)
         self.actors = [actor_cls.remote(lane_cfg, k, int(self.rng.integers(2**62))) for k in self.lanes]
         self.alive = [True] * len(self.actors)
         self.failures = [0] * len(self.actors)
+        self.retry_at = [0.0] * len(self.actors)
         self.reseed: list[int | None] = [None] * len(self.actors)
         self.inflight: dict[Any, int] = {}
         self.stale_dropped = 0
@@ -158,21 +169,26 @@ class RayDMCTrainer(DMCTrainer):
 
     def _fill(self) -> None:
         busy = set(self.inflight.values())
+        now = time.monotonic()
         for i, up in enumerate(self.alive):
-            if up and i not in busy:
+            if up and i not in busy and now >= self.retry_at[i]:
                 self._submit(i)
+
+    def actors_up(self) -> int:
+        """The actors that answered their last call."""
+        return sum(up and not f for up, f in zip(self.alive, self.failures, strict=True))
 
     def _failed(self, i: int, err: Exception) -> None:
         self.failures[i] += 1
-        n_up = sum(self.alive) - 1
+        self.retry_at[i] = time.monotonic() + 2.0 ** (self.failures[i] - 1)
         if self.failures[i] >= GIVE_UP_AFTER:
             self.alive[i] = False
             log.warning("dmc on Ray: actor %d failed %d calls in a row (%s); given up, going on with %d of "
-                        "%d actors", i, self.failures[i], type(err).__name__, sum(self.alive),
+                        "%d actors", i, self.failures[i], type(err).__name__, self.actors_up(),
                         len(self.actors))
-        else:
+        elif self.failures[i] == 1:
             log.warning("dmc on Ray: actor %d died (%s); going on with %d of %d actors while Ray restarts it",
-                        i, type(err).__name__, n_up, len(self.actors))
+                        i, type(err).__name__, self.actors_up(), len(self.actors))
             self.reseed[i] = int(self.rng.integers(2**62))
         if not any(self.alive):
             raise RuntimeError("dmc on Ray: every actor is gone; the cluster has no room for any actor")
@@ -190,7 +206,11 @@ class RayDMCTrainer(DMCTrainer):
         batch_bytes = 0
         while n < target:
             self._fill()
-            ready, _ = ray.wait(list(self.inflight), num_returns=1)
+            if not self.inflight:  # every actor waits for its next try
+                wake = min(t for t, up in zip(self.retry_at, self.alive, strict=True) if up)
+                time.sleep(max(0.0, wake - time.monotonic()))
+                continue
+            ready, _ = ray.wait(list(self.inflight), num_returns=1, timeout=1.0)
             for ref in ready:
                 i = self.inflight.pop(ref)
                 try:
@@ -198,10 +218,10 @@ class RayDMCTrainer(DMCTrainer):
                 except RayActorError as err:
                     self._failed(i, err)
                     continue
-                if self.failures[i]:
+                if self.failures[i] or res["restarted"]:
+                    self.failures[i] = 0
                     log.warning("dmc on Ray: actor %d is back (restarted by Ray); %d of %d actors up", i,
-                                sum(self.alive), len(self.actors))
-                self.failures[i] = 0
+                                self.actors_up(), len(self.actors))
                 age = self.updates - res["version"]
                 if age > self.settings.max_staleness:
                     self.stale_dropped += 1
@@ -210,10 +230,12 @@ class RayDMCTrainer(DMCTrainer):
                 got.append(res)
                 n += len(res["batch"]["act"])
                 batch_bytes += sum(v.nbytes for v in res["batch"].values())
+        if self.settings.max_staleness > 0:  # the actors play on while the learner learns
+            self._fill()
         secs = time.perf_counter() - t0
         busy = sum(r["seconds"] for r in got)
         decisions = sum(len(r["batch"]["act"]) for r in got)
-        figs = {"ray/actors_up": float(sum(self.alive)), "ray/batches": float(len(got)),
+        figs = {"ray/actors_up": float(self.actors_up()), "ray/batches": float(len(got)),
                 "ray/stale_dropped": float(self.stale_dropped), "ray/batch_age": float(np.mean(ages)),
                 "ray/gather_seconds": secs, "ray/batch_bytes": float(batch_bytes),
                 "ray/weights_bytes": float(self.weights_bytes),
@@ -252,10 +274,3 @@ class RayDMCTrainer(DMCTrainer):
             ray.shutdown()
             self._started = False
 
-
-def make_dmc_trainer(cfg: TrainConfig, rng: np.random.Generator) -> DMCTrainer:
-    """``dmc``'s trainer: on Ray (:class:`RayDMCTrainer`) when the config's ``ray.address`` is set, else
-    :class:`DMCTrainer` on this process."""
-    if ray_settings(cfg).address is None:
-        return DMCTrainer(cfg, rng)
-    return RayDMCTrainer(cfg, rng)

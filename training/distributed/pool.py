@@ -120,7 +120,7 @@ class RayPool(WorkerPool):
         self._task = ray.remote(_ray_shard).options(
             num_cpus=settings.num_cpus, num_gpus=settings.resources.get("GPU", 0.0),
             resources=settings.custom_resources or None, max_retries=settings.max_retries,
-            retry_exceptions=False)
+            retry_exceptions=False, scheduling_strategy="SPREAD")
         self.last_nodes: list[str] = []
 
     def map(self, fn: Callable[..., Any], shards: Sequence[Sequence[Any]]) -> list[Any]:
