@@ -168,7 +168,8 @@ test-tianshou: .venv-tianshou/.installed
 # then every example.
 test-frameworks: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed
 	.venv-rllib/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
-		tests/test_integrations_rllib.py tests/test_integrations_ray.py
+		tests/test_integrations_rllib.py tests/test_integrations_ray.py tests/test_distributed_pool.py \
+		tests/test_dmc_ray.py tests/test_ray_faults.py
 	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
 		tests/test_integrations_tianshou.py
 	$(MAKE) examples
