@@ -161,6 +161,7 @@ def test_node_death_mid_stage_loses_nothing(two_nodes, caplog, tmp_path):
     other = two_nodes["other"]
     started_there = {int(p.name.split("-")[0]) for p in marks.iterdir() if p.name.endswith(other)}
     assert started_there and all(got["nodes"][i] == two_nodes["head"] for i in started_there)
+    assert f"ray pool: node(s) {other[:12]} died during the map of 4 shards; Ray re-ran" in caplog.text
     for g, w in zip(got["out"], want, strict=True):
         assert g["match"] == w["match"] and same_targets(g["targets"], w["targets"])
     # dmc: noticed, went on with one actor, took the restarted one back

@@ -197,7 +197,7 @@ class RayDMCTrainer(DMCTrainer):
         """Batches until ``target`` learner decisions (fresh enough: ``max_staleness``), and the figures of
         the gathering (``ray/...``)."""
         import ray
-        from ray.exceptions import RayActorError
+        from ray.exceptions import ObjectLostError, RayActorError
 
         got: list[dict[str, Any]] = []
         n = 0
@@ -215,7 +215,7 @@ class RayDMCTrainer(DMCTrainer):
                 i = self.inflight.pop(ref)
                 try:
                     res = ray.get(ref)
-                except RayActorError as err:
+                except (RayActorError, ObjectLostError) as err:  # its actor died, or its node with its batch
                     self._failed(i, err)
                     continue
                 if self.failures[i] or res["restarted"]:

@@ -104,6 +104,13 @@ def connect(address: str) -> bool:
     return True
 
 
+def alive_nodes() -> set[str]:
+    """The ids of the Ray cluster's live nodes."""
+    import ray
+
+    return {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+
+
 class RayPool(WorkerPool):
     """Each shard a Ray task (see the module docstring). ``last_nodes``: the node id that ran each shard of
     the last ``map`` (the node of its last, successful try)."""
@@ -125,8 +132,10 @@ class RayPool(WorkerPool):
 
     def map(self, fn: Callable[..., Any], shards: Sequence[Sequence[Any]]) -> list[Any]:
         import ray
+        from ray.exceptions import ObjectLostError
 
         t0 = time.monotonic()
+        alive = alive_nodes()
         fn_ref = ray.put(fn)
         refs: dict[Any, int] = {}
         out: list[Any] = [None] * len(shards)
@@ -139,8 +148,17 @@ class RayPool(WorkerPool):
             ready, _ = ray.wait(list(refs), num_returns=1)
             for r in ready:
                 i = refs.pop(r)
-                nodes[i], out[i] = ray.get(r)  # a task whose node died was re-run by Ray (max_retries)
+                try:  # a task whose node died while it ran was re-run by Ray (max_retries)
+                    nodes[i], out[i] = ray.get(r)
+                except ObjectLostError:  # its result was lost with its node before it came here: again
+                    log.warning("ray pool: shard %d's result was lost with its node; running it again", i)
+                    todo.append((i, shards[i]))
         self.last_nodes = nodes
+        lost = sorted(alive - alive_nodes())
+        if lost:
+            log.warning("ray pool: node(s) %s died during the map of %d shards; Ray re-ran their tasks "
+                        "(max_retries=%d) and every shard is done", ", ".join(n[:12] for n in lost),
+                        len(shards), self.settings.max_retries)
         log.info("ray pool: %d shards of %s on %d node(s) in %.1f s", len(shards),
                  getattr(fn, "__name__", fn), len(set(nodes)), time.monotonic() - t0)
         return out
