@@ -4,6 +4,8 @@ where ray is absent (``make test-frameworks`` runs them in the RLlib venv)."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -80,12 +82,14 @@ def test_search_shard_is_deterministic_in_its_seed():
 
 
 @pytest.fixture
-def local_ray():
+def local_ray(monkeypatch):
     ray = pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # ray.init would leave "token" set for later tests
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
     finally:
+        gc.collect()  # no handle of this Ray may be freed in the next one's session (ids repeat)
         ray.shutdown()
 
 

@@ -4,6 +4,7 @@ checkpoints and resume. Skipped where ray is absent (``make test-frameworks`` ru
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 
@@ -30,12 +31,14 @@ def test_dmc_without_ray_address_is_the_local_trainer():
 
 
 @pytest.fixture
-def local_ray():
+def local_ray(monkeypatch):
     ray = pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # ray.init would leave "token" set for later tests
     ray.init(address="local", num_cpus=3, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
     finally:
+        gc.collect()  # no handle of this Ray may be freed in the next one's session (ids repeat)
         ray.shutdown()
 
 

@@ -4,10 +4,15 @@ round's shards and a short dmc run go on together; the second node is killed whi
 actor. The shard map finishes with Ray's task retries and equals the local result bit for bit; the dmc
 learner says in the log that it goes on with fewer actors, trains on, and takes the actor back once Ray
 restarted it on the head. Skipped where ray is absent (``make test-frameworks`` runs it in the RLlib venv).
+
+The driver and both nodes run with ``RAY_AUTH_MODE=disabled``: an earlier ``ray.init`` in the same process
+leaves ``RAY_AUTH_MODE=token`` in its environment, and a driver in token mode on a cluster without it found
+its actors dead on creation ("all references to the actor were removed").
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import shutil
@@ -74,13 +79,15 @@ def _alive_nodes() -> list[str]:
 
 
 @pytest.fixture
-def two_nodes():
+def two_nodes(monkeypatch):
     root = tempfile.mkdtemp(prefix="srf", dir="/tmp")  # short: Ray's socket paths live under it
     port = _free_port()
-    env = {**os.environ, **FAST_HEALTH, "RAY_AUTH_MODE": "disabled"}
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # the driver as the nodes
+    env = {**os.environ, **FAST_HEALTH}
     head = _start(["--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "3",
                    "--include-dashboard", "false", "--temp-dir", f"{root}/h"], env)
     second = None
+    gc.collect()  # handles of an earlier Ray in this process must not be freed in this one's session
     try:
         address = f"127.0.0.1:{port}"
         deadline = time.monotonic() + 60
@@ -101,6 +108,7 @@ def two_nodes():
         other = next(n for n in _alive_nodes() if n != head_id)
         yield {"head": head_id, "other": other, "kill": lambda: _stop(second), "root": root}
     finally:
+        gc.collect()  # no handle of this Ray may be freed in the next one's session (ids repeat)
         ray.shutdown()
         if second is not None:
             _stop(second)

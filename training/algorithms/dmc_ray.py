@@ -148,6 +148,7 @@ class RayDMCTrainer(DMCTrainer):
         self.stale_dropped = 0
         self._weights_version = -1
         self._weights_ref: Any = None
+        self.weights_bytes = 0
         self.last_traffic: dict[str, float] = {}
         log.info("dmc on Ray: %d actors (lanes %s) at %s", len(self.actors), self.lanes, s.address)
 
@@ -268,8 +269,10 @@ class RayDMCTrainer(DMCTrainer):
 
         for a in getattr(self, "actors", []):
             ray.kill(a, no_restart=True)
-        self.actors = []
+        self.actors = []  # no Ray handle outlives the trainer's Ray (a later Ray would reuse their ids)
         self.inflight = {}
+        self._weights_ref = None
+        self._weights_version = -1
         if getattr(self, "_started", False):
             ray.shutdown()
             self._started = False
