@@ -69,7 +69,7 @@ def _stop(proc: subprocess.Popen) -> None:
         except ProcessLookupError:
             return
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=4)
         except subprocess.TimeoutExpired:
             continue
 
