@@ -175,7 +175,8 @@ test-openspiel: .venv-openspiel/.installed
 test-frameworks: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed .venv-clients/.installed \
 		.venv-openspiel/.installed
 	.venv-rllib/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
-		tests/test_integrations_rllib.py tests/test_integrations_ray.py
+		tests/test_integrations_rllib.py tests/test_integrations_ray.py tests/test_distributed_pool.py \
+		tests/test_dmc_ray.py tests/test_ray_faults.py
 	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
 		tests/test_integrations_tianshou.py
 	.venv-clients/bin/python -m pytest -n 0 tests/test_integrations_torchrl.py tests/test_integrations_pufferlib.py

@@ -175,16 +175,30 @@ class OutputConfig(Section):
 
 
 class RayConfig(Section):
-    """Where algorithm "rllib_ppo" runs (the other algorithms ignore this section)."""
+    """Where the work of algorithms "rllib_ppo" and "dmc" runs on Ray (the other algorithms ignore this
+    section; training.distributed.RaySettings, docs/ray.md)."""
 
     address: str | None = None
-    """Ray cluster: None starts a local Ray for the run (stopped at its end); "auto" joins the cluster this
-    machine belongs to (started with `ray start`); "host:port" joins the cluster at that address."""
+    """Ray cluster. rllib_ppo: None starts a local Ray for the run (stopped at its end). dmc: None trains in
+    this process without Ray; "local" starts a private Ray. Both: "auto" joins the cluster this machine
+    belongs to (started with `ray start`); "host:port" joins the cluster at that address."""
     num_env_runners: int = Field(1, ge=0, le=1_024)
     """RLlib env-runner actors that play the games (n_envs games split among them); 0 plays them in the
-    training process."""
+    training process. dmc: its actors when workers is not set."""
     num_cpus: int | None = Field(None, ge=1, le=4_096)
     """CPUs of the local Ray started for the run (None: every CPU of the machine); unused with address."""
+    workers: int | None = Field(None, ge=1, le=4_096)
+    """dmc on Ray: the actors that play the games (n_envs lanes split among them); None: num_env_runners."""
+    resources: dict[str, Annotated[float, Field(gt=0, le=1e6)]] = Field(
+        default_factory=lambda: {"CPU": 1.0}, min_length=1, max_length=16)
+    """What one Ray task or actor asks for, e.g. {CPU: 1}."""
+    max_retries: int = Field(3, ge=0, le=1_000)
+    """Ray re-runs a task whose node died this many times."""
+    max_restarts: int = Field(-1, ge=-1, le=1_000)
+    """Ray restarts a dmc actor whose process or node died this many times (-1: always)."""
+    max_staleness: int = Field(1, ge=0, le=1_000)
+    """dmc: the learner trains on a batch played at most this many updates behind its weights (0: only on
+    batches of its current weights; the actors then wait while it learns)."""
 
 
 def _default_algorithm() -> AlgorithmConfig:

@@ -42,6 +42,9 @@ class Algorithm:
     config: str | type
     """Its ``algorithm:`` config class (a subclass of ``AlgorithmConfig``), or ``"module:Class"`` of a module
     that imports neither torch nor sb3."""
+    on_ray: str | type | None = None
+    """Its trainer when the config's ``ray.address`` is set (actors on a Ray cluster), as ``trainer``; None:
+    ``trainer`` wherever ``ray.address`` points."""
 
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -49,7 +52,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     "maskable_ppo": Algorithm(".maskable_ppo:MaskablePPOTrainer", ".maskable_ppo_config:MaskablePPOConfig"),
     "vector_ppo": Algorithm(".vector_ppo:VectorPPOTrainer", ".vector_ppo_config:VectorPPOConfig"),
     "rllib_ppo": Algorithm(".rllib_ppo:RLlibPPOTrainer", ".rllib_ppo_config:RLlibPPOConfig"),
-    "dmc": Algorithm(".dmc:DMCTrainer", ".dmc_config:DMCConfig"),
+    "dmc": Algorithm(".dmc:DMCTrainer", ".dmc_config:DMCConfig", on_ray=".dmc_ray:RayDMCTrainer"),
 }
 
 
@@ -120,7 +123,11 @@ def config_class(name: str) -> type[AlgorithmConfig]:
 
 
 def make_trainer(cfg: TrainConfig, rng: np.random.Generator) -> Trainer:
-    """The trainer of ``cfg.algorithm.name``, built from the config and the run's generator."""
+    """The trainer of ``cfg.algorithm.name`` (its ``on_ray`` trainer where it has one and ``ray.address`` is
+    set), built from the config and the run's generator."""
+    on_ray = _entry(cfg.algorithm.name).on_ray
+    if on_ray is not None and getattr(getattr(cfg, "ray", None), "address", None) is not None:
+        return _resolve(on_ray)(cfg, rng)
     return trainer_class(cfg.algorithm.name)(cfg, rng)
 
 

@@ -76,6 +76,7 @@ class DMCTrainer(OwnPolicyTrainer):
                                 for k in self.pool.names], dtype=np.int64)
         self.step = 0
         self.updates = 0
+        self.collect_stats: dict[str, float] = {}  # the figures of the last collect's games
         self._start_table()
 
     # ------------------------------------------------------------------ actors
@@ -204,18 +205,23 @@ class DMCTrainer(OwnPolicyTrainer):
         self.open_idx = np.arange(len(keep), dtype=np.int64)
         self.n = len(keep)
         n_bids = max(1, int(bids.sum()))
-        self._stats = {f"train/bid_share_{name}": float(bids[i] / n_bids)
+        self.collect_stats = {f"train/bid_share_{name}": float(bids[i] / n_bids)
                        for i, name in enumerate(("pass", "2", "3", "4"))}
-        self._stats.update(contract_scalars(self._contracts))
+        self.collect_stats.update(contract_scalars(self._contracts))
         for name in self.opponent_specs:
             if st.get(f"win_{name}_n"):
-                self._stats[f"train/win_rate_vs_{name}"] = st[f"win_{name}"] / st[f"win_{name}_n"]
+                self.collect_stats[f"train/win_rate_vs_{name}"] = st[f"win_{name}"] / st[f"win_{name}_n"]
         return batch
 
     # ------------------------------------------------------------------ learning
     def iterate(self) -> dict[str, float]:
+        batch = self.collect(self.cfg.algorithm.n_steps * self.cfg.n_envs)
+        return self.learn(batch, self.collect_stats)
+
+    def learn(self, batch: dict[str, np.ndarray], collect_stats: dict[str, float]) -> dict[str, float]:
+        """One update on ``batch`` (what :meth:`collect` returns); its scalars, ``collect_stats`` (the actors'
+        figures of the batch: :attr:`collect_stats`) among them."""
         cfg, a = self.cfg, self.cfg.algorithm
-        batch = self.collect(a.n_steps * cfg.n_envs)
         n = len(batch["act"])
         lr = a.lr_at(self.step, cfg.total_timesteps)
         for g in self.optimizer.param_groups:
@@ -253,7 +259,7 @@ class DMCTrainer(OwnPolicyTrainer):
                "train/pass_return": float(batch["ret"][batch["act"] == PASS_ACTION].mean())
                if (batch["act"] == PASS_ACTION).any() else 0.0,
                "train/bid_decisions": float(is_bid.sum())}
-        out.update(self._stats)
+        out.update(collect_stats)
         out.update(batch_stats(batch["act"], batch["mask"], batch["ret"]))
         out.update(per_type.result())
         return out
