@@ -409,7 +409,8 @@ class Table:
             if not terminated and not self._hands_exhausted():
                 self._deal_next()  # R8 redeal, or the next hand of a game episode
         truncated = not terminated and (
-            self._cycles_exhausted() or (game.phase == HAND_OVER and self._hands_exhausted())
+            cycles_exhausted(self.steps, opts.max_cycles)
+            or (game.phase == HAND_OVER and self._hands_exhausted())
         )
         self.terminated = terminated
         self.truncated = truncated
