@@ -25,12 +25,12 @@ WORD_PLACES = tuple((off // 64, off % 64, off % 64 + width > 64)
 def pack_words(parts: tuple[Any, ...], n: int) -> np.ndarray:
     """The words of :func:`~smear_env.observation.feature_parts` on ``(N,)`` arrays as ``(N, 8)`` int64
     words (bit ``i % 64`` of word ``i // 64`` = vector index ``i``)."""
-    words = np.zeros((n, 8), dtype=_I)
+    words = np.zeros((8, n), dtype=_I)  # word-major while assembling: each word one contiguous row
     for (w, sh, carry), v in zip(WORD_PLACES, parts, strict=True):
-        words[:, w] |= v << sh
+        words[w] |= v << sh
         if carry:  # the bits past bit 63 of word w
-            words[:, w + 1] |= v >> (64 - sh)
-    return words
+            words[w + 1] |= v >> (64 - sh)
+    return np.ascontiguousarray(words.T)
 
 
 def observe_lanes(vg: Any, seats: np.ndarray | None, out: np.ndarray | None = None,
@@ -46,19 +46,20 @@ def observe_lanes(vg: Any, seats: np.ndarray | None, out: np.ndarray | None = No
         if s.shape != (n,) or s.dtype.kind not in "iu" or ((s < 0) | (s > 3)).any():
             raise ValueError(f"seats must be an integer array of {n} seats 0..3, got {seats!r}")
         s = s.astype(_I)
-    rel_index = (np.arange(n, dtype=_I) << 2)[:, None] + ((s[:, None] + _SEATS) & 3)  # flat (lane, rel seat)
+    lanes = np.arange(n, dtype=_I)
+    rel_index = (lanes << 2)[:, None] + ((s[:, None] + _SEATS) & 3)  # flat index of (lane, relative seat)
 
-    def rel(x: Any) -> tuple[np.ndarray, ...]:  # (N, 4) by seat, or 4 (N,) columns -> 4 relative columns
-        a = x if isinstance(x, np.ndarray) else np.stack(x, axis=1)
-        g = a.reshape(-1)[rel_index]
-        return g[:, 0], g[:, 1], g[:, 2], g[:, 3]
+    team_index = (lanes << 1)[:, None] + ((s[:, None] + _SEATS) & 1)  # flat index of (lane, team of rel seat)
+
+    def rel(x: np.ndarray) -> np.ndarray:  # (N, 4) by seat or (N, 2) by team -> (4, N), row r: rel seat r
+        return x.reshape(-1)[rel_index if x.shape[1] == NUM_PLAYERS else team_index].T
 
     phase, to_act, high_bid, trick_len, trick = vg.phase, vg.to_act, vg.high_bid, vg.trick_len, vg.trick
-    hand = vg.hands.reshape(-1)[rel_index[:, 0]]
+    hand = vg.hands.reshape(-1)[rel_index[:, 0]]  # the observer's
     parts = feature_parts(
         s, phase, to_act, vg.dealer, vg.rules.kitty_size, hand, vg.bids, vg.bidder, high_bid, vg.trump,
         (vg.tricks_done > 0) | (trick_len > 0), vg.kitty, vg.discards, vg.played_by,
-        (vg.won[:, 0], vg.won[:, 1]), np.where(trick >= 0, np.int64(1) << (trick & 31), 0),
+        vg.won, np.where(trick >= 0, np.int64(1) << (trick & 31), 0),
         np.where(trick_len > 0, vg.leader, -1), vg.voids,
         dealer_stuck(vg.rules, phase, to_act, s, vg.dealer, high_bid), rel,
     )
@@ -73,9 +74,7 @@ def observe_lanes(vg: Any, seats: np.ndarray | None, out: np.ndarray | None = No
         if not isinstance(out, np.ndarray) or out.shape != (n, OBS_SIZE) or out.dtype != np.float32:
             raise ValueError(f"out must be a float32 array of shape ({n}, {OBS_SIZE})")
         out[...] = bits
-    scores = vg.scores
-    own = s & 1
-    lanes = np.arange(n)
-    write_raw(out, scores[lanes, own], scores[lanes, own ^ 1], vg.rules.target_score,
-              [np.bitwise_count(h) for h in rel(vg.hands)])
+    scores = vg.scores.reshape(-1)
+    own = team_index[:, 0]  # flat index of (lane, own team)
+    write_raw(out, scores[own], scores[own ^ 1], vg.rules.target_score, np.bitwise_count(rel(vg.hands)))
     return (words, out) if form == "both" else out

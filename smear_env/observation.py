@@ -223,17 +223,20 @@ OBS_SCALE = _per_index("scale")
 # (elementwise on ints or on (N,) arrays), write_raw the raw terms. The single game and a player's view
 # gather the words into one Python int (pack_parts, to_vector); the batched engine into 8 int64 words a
 # lane (VectorGame.observe).
-PART_OFFSETS = (PHASE, TO_ACT, DEALER, KITTY_SIZE, HAND, BIDS, BIDDER, CONTRACT, TRUMP_, KITTY, DISCARDS,
-                PLAYED_BY, PLAYED_BY + 32, PLAYED_BY + 64, PLAYED_BY + 96, WON, WON + 32, TRICK_LEADER,
-                TRICK, TRICK + 32, TRICK + 64, TRICK + 96, VOIDS, STUCK)
-"""The vector index of bit 0 of each word of :func:`feature_parts`."""
-PART_WIDTHS = (NUM_PHASES, 4, 4, MAX_KITTY + 1, NUM_CARDS, 4 * NUM_BID_STATES, 4, NUM_CONTRACTS, NUM_SUITS,
+PART_OFFSETS = (PHASE, HAND, BIDS, BIDDER, KITTY, DISCARDS, PLAYED_BY, PLAYED_BY + 32, PLAYED_BY + 64,
+                PLAYED_BY + 96, WON, WON + 32, TRICK_LEADER, TRICK, TRICK + 32, TRICK + 64, TRICK + 96, VOIDS)
+"""The vector index of bit 0 of each word of :func:`feature_parts` (a word holds one term or a few
+neighbouring ones: phase to kitty_size, bidder to trump, voids and stuck)."""
+PART_WIDTHS = (KITTY_SIZE + MAX_KITTY + 1 - PHASE, NUM_CARDS, 4 * NUM_BID_STATES, TRUMP_ + NUM_SUITS - BIDDER,
                NUM_CARDS, NUM_CARDS, *(NUM_CARDS,) * 4, NUM_CARDS, NUM_CARDS, 4, *(NUM_CARDS,) * 4,
-               4 * NUM_SUITS, 1)
+               STUCK + 1 - VOIDS)
 """The number of bits of each word of :func:`feature_parts` (at most 32)."""
-assert all(SLICES[t.name].start in PART_OFFSETS for t in LAYOUT if t.kind == "bits")
-assert sum(PART_WIDTHS) == sum(t.size for t in LAYOUT if t.kind == "bits")
+assert all(SLICES[t.name].start >= PART_OFFSETS[0] for t in LAYOUT) and max(PART_WIDTHS) <= 32
+assert sorted(i for o, w in zip(PART_OFFSETS, PART_WIDTHS, strict=True) for i in range(o, o + w)
+              if i not in range(SCORES, TARGET + 1)) == sorted(
+    i for t in LAYOUT if t.kind == "bits" for i in range(SLICES[t.name].start, SLICES[t.name].stop))
 assert NUM_BID_STATES == 5 and bid_state(MIN_BID) == 2 and MAX_KITTY < 4 and TARGET == SCORES + 2
+assert CONTRACT == BIDDER + 4 and TRUMP_ == CONTRACT + NUM_CONTRACTS and STUCK == VOIDS + 16
 
 
 def feature_parts(s: Any, phase: Any, to_act: Any, dealer: Any, kitty_size: Any, hand: Any, bids: Any,
@@ -247,9 +250,9 @@ def feature_parts(s: Any, phase: Any, to_act: Any, dealer: Any, kitty_size: Any,
     or the observer is the bidder), ``trick_leader`` (-1 while the trick has no card). ``hand``: the
     observer's cards; ``kitty`` and ``discards`` (card masks) are shown to the bidder only. ``bids``,
     ``played_by``, ``trick`` (the card each seat played to the trick as a card mask, 0 none) and
-    ``voids`` are per seat, ``won`` per team; ``rel(x)`` gives such a per-seat sequence as 4 values from
-    the observer's seat on (a per-team one: own team first; index 0 and 1 of the same call). ``bids``
-    holds bid states (:func:`smear_env.phases.bid_state`); ``stuck`` is
+    ``voids`` are per seat, ``won`` too (the cards won by each seat's team: team 0, 1, 0, 1; an engine's
+    ``rel`` may take it per team); ``rel(x)`` gives such a sequence as 4 values from the observer's seat
+    on. ``bids`` holds bid states (:func:`smear_env.phases.bid_state`); ``stuck`` is
     :func:`smear_env.phases.dealer_stuck` of ``s``. Every argument is an int (bool) or an ``(N,)``
     array, elementwise."""
     bidding_over = phase != BIDDING
@@ -259,27 +262,23 @@ def feature_parts(s: Any, phase: Any, to_act: Any, dealer: Any, kitty_size: Any,
     p0, p1, p2, p3 = rel(played_by)
     t0, t1, t2, t3 = rel(trick)
     v0, v1, v2, v3 = rel(voids)
-    w0, w1, _, _ = rel((won[0], won[1], won[0], won[1]))
+    w0, w1, _, _ = rel(won)
     # "& 3" keeps a shift defined where the factor after it is 0 (-1: no seat / no trump / no contract)
     return (
-        1 << phase,
-        (1 << ((to_act - s) & 3)) * (phase < HAND_OVER),
-        1 << ((dealer - s) & 3),
-        1 << kitty_size,
+        (1 << phase) | ((1 << (TO_ACT + ((to_act - s) & 3))) * (phase < HAND_OVER))
+        | (1 << (DEALER + ((dealer - s) & 3))) | (1 << (KITTY_SIZE + kitty_size)),
         hand,
         (1 << b0) | (1 << (b1 + NUM_BID_STATES)) | (1 << (b2 + 2 * NUM_BID_STATES))
         | (1 << (b3 + 3 * NUM_BID_STATES)),
-        (1 << ((bidder - s) & 3)) * has_bidder,
-        (1 << ((high_bid - MIN_BID) & 3)) * has_bidder,
-        (1 << (trump & 3)) * trump_known(trump, is_bidder, card_led),
+        (((1 << ((bidder - s) & 3)) | (1 << (CONTRACT - BIDDER + ((high_bid - MIN_BID) & 3)))) * has_bidder)
+        | ((1 << (TRUMP_ - BIDDER + (trump & 3))) * trump_known(trump, is_bidder, card_led)),
         kitty * is_bidder,
         discards * is_bidder,
         p0, p1, p2, p3,
         w0, w1,
         (1 << ((trick_leader - s) & 3)) * (trick_leader >= 0),
         t0, t1, t2, t3,
-        v0 | (v1 << 4) | (v2 << 8) | (v3 << 12),
-        stuck * 1,
+        v0 | (v1 << 4) | (v2 << 8) | (v3 << 12) | (stuck * (1 << (STUCK - VOIDS))),
     )
 
 
@@ -334,7 +333,7 @@ def encode(view: PlayerView) -> np.ndarray:
         s, phase, -1 if view.to_act is None else view.to_act, view.dealer, view.kitty_size, view.hand,
         [bid_state(b) for b in view.bids], -1 if view.bidder is None else view.bidder,
         view.contract or 0, -1 if view.trump is None else view.trump, any(view.played_by), view.kitty,
-        view.discards, view.played_by, view.won_by_team, trick, leader if view.trick else -1, view.voids,
+        view.discards, view.played_by, view.won_by_team * 2, trick, leader if view.trick else -1, view.voids,
         stuck, _ROTATIONS[s],
     ))
     vec = to_vector(x)
@@ -597,7 +596,7 @@ def encode_game(game: Game, seat: int) -> np.ndarray:
     x = pack_parts(feature_parts(
         seat, phase, game.to_act, game.dealer, game.rules.kitty_size, game.hands[seat], bids,
         -1 if bidder is None else bidder, game.high_bid, game.trump, bool(game.tricks) or bool(game.trick),
-        kitty, discards, game.played_by, game.won, trick, game.trick_seats[0] if game.trick else -1,
+        kitty, discards, game.played_by, game.won * 2, trick, game.trick_seats[0] if game.trick else -1,
         game.voids, phase == BIDDING and game.dealer_stuck(seat), rel,
     ))
     vec = to_vector(x)

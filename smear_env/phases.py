@@ -69,9 +69,9 @@ def bid_bits(high_bid: Any, stuck: Any) -> Any:
 
 def dealer_stuck(rules: SmearRules, phase: Any, to_act: Any, seat: Any, dealer: Any, high_bid: Any) -> Any:
     """R8 ``dealer_must_bid``: ``seat`` is the dealer, to act in the bidding after three passes, and may
-    not pass."""
+    not pass. ``False`` (one bool, for arrays too) under any other ``all_pass`` rule."""
     if rules.all_pass != ALL_PASS_DEALER_MUST_BID:
-        return False if type(phase) is int else np.zeros(np.shape(phase), dtype=bool)
+        return False
     return (phase == BIDDING) & (to_act == seat) & (seat == dealer) & (high_bid == 0)
 
 
@@ -119,7 +119,8 @@ def legal_bits(phase: Any, hand: Any, high_bid: Any, stuck: Any, trump: Any, led
     holding ``hand``, in ``phase`` -- R6/R8 bids above ``high_bid`` (pass unless ``stuck``), R10 a trump
     suit held, R11 the discard pool, R10/R12 the playable cards (``led``: the suit led, -1 when leading;
     ``trump``: -1 while unnamed; ``first_lead``: no trick of the hand finished). ``(0, 0)`` once the hand
-    is over. Elementwise on ints or on ``(N,)`` arrays (every argument an array of that shape)."""
+    is over. Elementwise on ints or on ``(N,)`` arrays (every argument an array of that shape; ``stuck``
+    may be one bool)."""
     if type(phase) is int:
         if phase >= HAND_OVER:
             return 0, 0
@@ -130,18 +131,14 @@ def legal_bits(phase: Any, hand: Any, high_bid: Any, stuck: Any, trump: Any, led
     base = np.full(np.shape(phase), PLAY_ACTION_BASE, dtype=np.int64)
     other = np.flatnonzero(phase != PLAY)
     if other.size:
-        sub = (hand[other], high_bid[other], stuck[other], trump[other], led[other], first_lead[other])
         ph = phase[other]
-        for p in (BIDDING, TRUMP, DISCARD, HAND_OVER, GAME_OVER):
-            at = np.flatnonzero(ph == p)
-            if at.size:
-                if p >= HAND_OVER:
-                    bits[other[at]] = 0
-                    base[other[at]] = 0
-                    continue
-                rule, b = PHASE_RULES[p]
-                bits[other[at]] = rule(*(x[at] for x in sub))
-                base[other[at]] = b
+        sub_stuck = stuck[other] if np.ndim(stuck) else stuck
+        sub = (hand[other], high_bid[other], sub_stuck, trump[other], None, None)  # led: plays only
+        rule_bits = [rule(*sub) for rule, _ in PHASE_RULES[:PLAY]]
+        bits[other] = np.where(ph == BIDDING, rule_bits[BIDDING],
+                               np.where(ph == TRUMP, rule_bits[TRUMP],
+                                        np.where(ph == DISCARD, rule_bits[DISCARD], 0)))
+        base[other] = np.where(ph == DISCARD, DISCARD_ACTION_BASE, 0)  # bids and trump: 0; HAND_OVER: 0
     return bits, base
 
 
