@@ -55,6 +55,8 @@ precomputed offsets and unpacked with a single ``numpy.unpackbits`` call; the ra
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from operator import lshift
 from typing import Any, NamedTuple
 
@@ -167,6 +169,9 @@ del B
 
 TERMS: tuple[tuple[str, int, str], ...] = tuple((t.name, t.size, t.kind) for t in LAYOUT)
 """(name, size, kind) of each term in vector order (what ``obs_layout_hash`` hashes)."""
+ENV_VERSION = "smear_v0"
+"""The environment's version (PettingZoo's ``_vN``): bumped when the observation layout or the action
+layout changes (``smear_env/versioning.py`` pins each version's layout)."""
 
 SLICES: dict[str, slice] = {}
 _off = 0
@@ -618,6 +623,12 @@ def action_mask(game: Game, seat: int) -> np.ndarray:
 def observe(game: Game, seat: int) -> dict[str, Any]:
     """PettingZoo observation dict ``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (72,)}``."""
     return {"observation": encode_game(game, seat), "action_mask": action_mask(game, seat)}
+
+
+def obs_layout_hash() -> str:
+    """Hash of the observation layout; changes whenever a term is added, removed, resized or moved."""
+    text = json.dumps([OBS_SIZE, [list(t) for t in TERMS]], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def describe() -> str:
