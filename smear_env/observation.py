@@ -321,6 +321,7 @@ def _rotation(s: int) -> Any:
 
 
 _ROTATIONS = tuple(_rotation(s) for s in range(4))
+_NO_TRICK = (0, 0, 0, 0)
 
 
 def encode(view: PlayerView) -> np.ndarray:
@@ -587,9 +588,14 @@ def encode_game(game: Game, seat: int) -> np.ndarray:
     bids = [NOT_ACTED, NOT_ACTED, NOT_ACTED, NOT_ACTED]
     for b_seat, b in game.bids:
         bids[b_seat] = b or PASSED
-    trick = [0, 0, 0, 0]
-    for b_seat, c in zip(game.trick_seats, game.trick, strict=True):
-        trick[b_seat] = 1 << c
+    cards = game.trick
+    if cards:
+        trick = [0, 0, 0, 0]
+        for b_seat, c in zip(game.trick_seats, cards):  # noqa: B905 (the same length by construction)
+            trick[b_seat] = 1 << c
+        leader = game.trick_seats[0]
+    else:
+        trick, leader = _NO_TRICK, -1
     bidder = game.bidder
     kitty = discards = 0
     if bidder == seat:
@@ -600,15 +606,15 @@ def encode_game(game: Game, seat: int) -> np.ndarray:
     rel = _ROTATIONS[seat]
     x = pack_parts(feature_parts(
         seat, phase, game.to_act, game.dealer, game.rules.kitty_size, game.hands[seat], bids,
-        -1 if bidder is None else bidder, game.high_bid, game.trump, bool(game.tricks) or bool(game.trick),
-        kitty, discards, game.played_by, game.won * 2, trick, game.trick_seats[0] if game.trick else -1,
-        game.voids, phase == BIDDING and game.dealer_stuck(seat), rel,
+        -1 if bidder is None else bidder, game.high_bid, game.trump, bool(cards) or bool(game.tricks),
+        kitty, discards, game.played_by, game.won * 2, trick, leader, game.voids,
+        phase == BIDDING and game.dealer_stuck(seat), rel,
     ))
     vec = to_vector(x)
     t = seat & 1
-    hands = game.hands
-    write_raw(vec, game.scores[t], game.scores[1 - t], game.rules.target_score,
-              [h.bit_count() for h in rel(hands)])
+    scores = game.scores
+    write_raw(vec, scores[t], scores[1 - t], game.rules.target_score,
+              tuple(map(int.bit_count, rel(game.hands))))
     return vec
 
 
