@@ -4,7 +4,7 @@
 #   make test   set up .venv (if needed) and run the fast tier of the test suite (-m "not slow")
 #   make test-all  the whole test suite, the slow tests too (training runs, large statistical checks)
 #   make test-slow the slow tier alone (CI runs make test, then make test-slow)
-#   make lint   ruff check
+#   make lint   ruff check, then the import contract (.importlinter: layers, no cycles)
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
@@ -116,6 +116,7 @@ test-slow: $(STAMP) browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 BENCHMARKS := $(sort $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py)))
 bench: $(STAMP)
