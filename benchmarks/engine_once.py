@@ -17,6 +17,11 @@ load. Rows:
 - ``smear-eval``: ``smear-eval heuristic random --games G --seed S --json`` (the batched evaluator, one
   worker) as a subprocess: games per wall second and per CPU second of the process.
 
+``--one-lane`` instead times, in this checkout only, the design the engine did not take: the single game
+as a one-lane ``VectorGame`` (``legal_mask``, ``random_actions``, ``step``, ``observe`` of one lane) next to
+``Game`` (``legal_actions``, ``apply``, ``encode_game``; ``start_next_hand`` / a new game as needed), both in
+decisions per CPU second, interleaved over the rounds.
+
 A row's figure is the median over rounds; the ratio is head / base. The load average before and after
 the run is printed (the machine is shared: CPU seconds are the figures to compare).
 """
@@ -81,6 +86,43 @@ def vector_rate(seconds: float, seed: int, lanes: int) -> float:
     return decisions / (time.process_time() - t0)
 
 
+def game_rate(seconds: float, seed: int) -> float:
+    import numpy as np
+
+    from smear_env.game import GAME_OVER, HAND_OVER, Game
+    from smear_env.observation import encode_game
+
+    rng = np.random.default_rng(seed)
+    g = Game(seed=seed)
+    decisions = games = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        for _ in range(100):
+            if g.phase == GAME_OVER:
+                games += 1
+                g = Game(seed=seed + games)
+            elif g.phase == HAND_OVER:
+                g.start_next_hand()
+            legal = g.legal_actions()
+            g.apply(legal[int(rng.integers(len(legal)))])
+            if g.phase < HAND_OVER:
+                encode_game(g, g.to_act)
+            decisions += 1
+    return decisions / (time.process_time() - t0)
+
+
+def one_lane(rounds: int, seconds: float, seed: int) -> int:
+    rates: dict[str, list[float]] = {"Game": [], "VectorGame(1)": []}
+    for _ in range(rounds):
+        rates["Game"].append(game_rate(seconds, seed))
+        rates["VectorGame(1)"].append(vector_rate(seconds, seed, 1))
+    load = os.getloadavg()
+    print(f"one game, decisions per CPU second, median of {rounds} rounds (load {load[0]:.2f}):")
+    for name, v in rates.items():
+        print(f"  {name:14} {statistics.median(v):10.0f}   {' '.join(f'{x:.0f}' for x in v)}")
+    return 0
+
+
 def worker(args: argparse.Namespace) -> None:
     if args.worker == "aec":
         rate = aec_rate(args.seconds, args.seed)
@@ -129,12 +171,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-games", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, help="also write the figures to this file")
+    p.add_argument("--one-lane", action="store_true",
+                   help="time Game against a one-lane VectorGame in this checkout instead")
     p.add_argument("--worker", choices=["aec", "vector"], help=argparse.SUPPRESS)
     p.add_argument("--worker-lanes", type=int, default=0, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         worker(args)
         return 0
+    if args.one_lane:
+        return one_lane(args.rounds, args.seconds, args.seed)
     load0 = os.getloadavg()
     rows: dict[str, dict[str, list[float]]] = {}
 

@@ -291,13 +291,14 @@ def write_raw(out: np.ndarray, own: Any, other: Any, target: Any, sizes: Any) ->
     """Write the raw terms into an observation (``(OBS_SIZE,)``) or a batch of them (``(N, OBS_SIZE)``):
     the scores of the observer's team and the other team, the target score, the hand sizes of the
     relative seats (4 values, each an int or an ``(N,)`` array)."""
-    cols = out.T  # index by column for one observation and for a batch alike
     if out.ndim == 1:
-        cols[SCORES : TARGET + 1] = (own, other, target)
-    else:
-        cols[SCORES] = own
-        cols[SCORES + 1] = other
-        cols[TARGET] = target
+        out[SCORES : TARGET + 1] = (own, other, target)
+        out[HAND_SIZES : HAND_SIZES + 4] = sizes
+        return
+    cols = out.T  # a batch: index by column
+    cols[SCORES] = own
+    cols[SCORES + 1] = other
+    cols[TARGET] = target
     cols[HAND_SIZES : HAND_SIZES + 4] = sizes
 
 

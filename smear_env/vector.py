@@ -12,34 +12,13 @@ Contract
 ``seed`` is an integer 0..2**64 - 1 (anything else, a bool or a float included, is a ``ValueError``);
 ``deals`` an optional :class:`VectorDealSource` that deals every hand instead of the seed's hash (below).
 
-``to_act``
-    ``(N,)`` int64, the seat to act in each lane (somebody always acts: lanes never rest in
-    ``HAND_OVER`` or ``GAME_OVER``).
-``legal_mask()``
-    ``(N, 72)`` bool, the legal actions of the seat to act (the :mod:`smear_env.actions` layout); equal
-    to ``observation.action_mask(game, game.to_act)`` of the reference engine.
-``observe(seats=None)``
-    ``(N, 493)`` float32, identical to ``observation.encode_game(game, seat)`` (= ``encode`` of that
-    seat's view); ``seats=None`` observes the seat to act in every lane, an ``(N,)`` array any seat per
-    lane.
-``step(actions, lanes=None)``
-    ``(N,)`` action ids, one per lane; or with ``lanes`` (increasing distinct lane indices, e.g. the
-    lanes whose seat to act belongs to some players) ``(len(lanes),)`` actions for those lanes only, the
-    others do not move. Returns a :class:`StepResult` (N rows either way). An illegal action in any
-    lane raises :class:`VectorIllegalActionError` (an :class:`~smear_env.game.IllegalActionError`)
-    naming the lane, the action and its legal actions; no lane moves.
-``new_games(lanes)``
-    abandon the games in progress in ``lanes`` and start their next games (a table's ``max_cycles``).
-``hand_bidder``, ``hand_contract``, ``hand_made``, ``hand_points``
-    ``(N,)``, ``(N,)``, ``(N,)`` bool, ``(N, 4)``: the bidder, contract, whether it was made and the team
-    that won High, Low, Jack and Game (-1 nobody) of the hand a lane scored in the latest step (valid
-    where that step's ``hand_over`` is set; for statistics without records).
-``random_actions(rng)``
-    a uniformly random legal action per lane from a ``numpy.random.Generator`` (see also
-    :func:`random_actions` for any mask).
-``records()``
-    with ``record=True``: the games finished (or truncated) since the last call, as ``smear-record/1``
-    dicts (replayable by :func:`smear_env.record.replay`, valid against ``smear_env/schema``); clears them.
+``to_act`` ``(N,)`` int64 is the seat to act in each lane (somebody always acts: lanes never rest in
+``HAND_OVER`` or ``GAME_OVER``); :meth:`~VectorGame.legal_mask`, :meth:`~VectorGame.observe`,
+:meth:`~VectorGame.step`, :meth:`~VectorGame.new_games`, :meth:`~VectorGame.random_actions` and
+:meth:`~VectorGame.records` say what they take and give. ``hand_bidder``, ``hand_contract``,
+``hand_made``, ``hand_points`` (``(N,)``, ``(N,)``, ``(N,)`` bool, ``(N, 4)``): the bidder, contract,
+whether it was made and the team that won High, Low, Jack and Game (-1 nobody) of the hand a lane scored
+in the latest step (valid where that step's ``hand_over`` is set; for statistics without records).
 
 Rewards (the table layer's scale)
 ---------------------------------
@@ -69,16 +48,13 @@ table) is never observed; ``StepResult`` reports what that hand scored.
 
 Implementation
 --------------
-State is a few int64 arrays per lane (``memory_bytes()``: about 470 bytes a lane): hands, cards played,
-tricks won, kitty and discards as 32-bit card masks (card id ``suit * 8 + rank``, bit ``card``), plus
-small integers (phase, seat to act, bids, trump, trick). Legality is one bit word and a base action
-per lane (bits of actions 0-7, of discards by card from 8, or of plays by card from 40): ``legal_mask``
-unpacks it, ``step`` tests one bit, ``random_actions`` selects the r-th set bit. ``observe`` assembles
-the 0/1 features as 512 bits per lane and unpacks them with one ``numpy.unpackbits``.
-The rules themselves (playable cards, discard pool, trick winner, scoring, trump visibility, deals) are
-the array forms of :mod:`smear_env.rules`, the functions the reference engine asks too; this module holds
-the state machine. ``benchmarks/vector_speed.py`` measures it against the reference engine and the
-``raw_env`` loop.
+State is a few int64 arrays per lane (``memory_bytes()``: about 470 bytes a lane): card masks (card id
+``suit * 8 + rank``, bit ``card``) and small integers. This module holds the state machine; what every
+engine shares it takes from one place: the legal actions as a bit word and a base action per lane
+(:func:`smear_env.phases.legal_bits`), the observation words (:func:`smear_env.observation.feature_parts`,
+gathered by :mod:`smear_env.lane_observation`), the records (:mod:`smear_env.recording`, through
+:mod:`smear_env.lane_records`) and the card rules (:mod:`smear_env.rules`).
+``benchmarks/engine_once.py`` and ``benchmarks/vector_speed.py`` measure it.
 """
 
 from __future__ import annotations
