@@ -51,8 +51,10 @@ def observe_lanes(vg: Any, seats: np.ndarray | None, out: np.ndarray | None = No
 
     team_index = (lanes << 1)[:, None] + ((s[:, None] + _SEATS) & 1)  # flat index of (lane, team of rel seat)
 
+    by_seat, by_team = rel_index.T, team_index.T  # gathered through these, each row comes out contiguous
+
     def rel(x: np.ndarray) -> np.ndarray:  # (N, 4) by seat or (N, 2) by team -> (4, N), row r: rel seat r
-        return x.reshape(-1)[rel_index if x.shape[1] == NUM_PLAYERS else team_index].T
+        return x.reshape(-1)[by_seat if x.shape[1] == NUM_PLAYERS else by_team]
 
     phase, to_act, high_bid, trick_len, trick = vg.phase, vg.to_act, vg.high_bid, vg.trick_len, vg.trick
     hand = vg.hands.reshape(-1)[rel_index[:, 0]]  # the observer's

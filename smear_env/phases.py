@@ -134,11 +134,13 @@ def legal_bits(phase: Any, hand: Any, high_bid: Any, stuck: Any, trump: Any, led
         ph = phase[other]
         sub_stuck = stuck[other] if np.ndim(stuck) else stuck
         sub = (hand[other], high_bid[other], sub_stuck, trump[other], None, None)  # led: plays only
-        rule_bits = [rule(*sub) for rule, _ in PHASE_RULES[:PLAY]]
-        bits[other] = np.where(ph == BIDDING, rule_bits[BIDDING],
-                               np.where(ph == TRUMP, rule_bits[TRUMP],
-                                        np.where(ph == DISCARD, rule_bits[DISCARD], 0)))
-        base[other] = np.where(ph == DISCARD, DISCARD_ACTION_BASE, 0)  # bids and trump: 0; HAND_OVER: 0
+        bid, trump_, discard = (rule(*sub) for rule, _ in PHASE_RULES[:PLAY])
+        bits[other] = np.where(ph == BIDDING, bid, np.where(ph == TRUMP, trump_, discard))
+        base[other] = np.where(ph == DISCARD, DISCARD_ACTION_BASE, 0)  # bids and trump: 0
+        over = ph >= HAND_OVER
+        if over.any():  # nobody acts
+            bits[other[over]] = 0
+            base[other[over]] = 0
     return bits, base
 
 
