@@ -5,7 +5,7 @@
 #   make test-all  the whole test suite, the slow tests too (training runs, large statistical checks)
 #   make test-slow the slow tier alone (CI runs make test, then make test-slow)
 #   make fuzz   the fuzz tier alone, longer (SMEAR_FUZZ_EXAMPLES=500; the fast tier runs it small)
-#   make lint   ruff check
+#   make lint   ruff check, then the import contract (.importlinter: layers, no cycles)
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
@@ -115,6 +115,7 @@ fuzz: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 BENCHMARKS := $(sort $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py)))
 bench: $(STAMP)

@@ -304,7 +304,7 @@ class BatchedTable:
             obs = mask = words = legal = None
             if not all(packed):
                 if any(packed):  # both forms from one pass
-                    words, obs = vg._observe(None, None, "both")
+                    words, obs = vg.observe_both()
                 else:
                     obs = vg.observe()
                 mask = vg.legal_mask()
@@ -313,7 +313,7 @@ class BatchedTable:
             elif any(packed):
                 words = vg.observe_words()
             if words is not None:
-                bits, base = vg._legal_bits()
+                bits, base = vg.legal_bits()
                 legal = (bits, base) if all_lanes else (bits[lanes], base[lanes])
                 if not all_lanes:
                     words = words[lanes]

@@ -10,50 +10,52 @@ with ``hand_thrown_in`` set. All randomness comes from one ``numpy.random.Genera
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import IntEnum
 from typing import Any
 
 import numpy as np
 
+from . import phases
 from .actions import (
     DISCARD_ACTION_BASE,
     MAX_BID,
     NUM_ACTIONS,
-    PASS_ACTION,
     PLAY_ACTION_BASE,
     TRUMP_ACTION_BASE,
     action_bid,
     action_id,
     action_name,
-    bid_action,
     short_repr,
 )
-from .cards import CARD_NAMES, FULL_DECK, HAND_SIZE, NUM_TRICKS, STOCK_SIZE, names, to_card
-from .config import ALL_PASS_DEALER_MUST_BID, SmearRules
+from .cards import FULL_DECK, HAND_SIZE, NUM_TRICKS, STOCK_SIZE, names, to_card
+from .config import SmearRules
+from .phases import (  # noqa: F401 (Phase, the phase constants and the legal-action functions are re-exported)
+    BIDDING,
+    DISCARD,
+    GAME_OVER,
+    HAND_OVER,
+    NUM_PLAYERS,
+    PLAY,
+    TRUMP,
+    Phase,
+    bid_actions,
+    bit_actions,
+    card_mask,
+    discard_actions,
+    kitty_cards,
+    legal_bits,
+    play_actions,
+    trump_actions,
+)
+from .phases import playable_led_card as playable  # noqa: F401 (re-exported: the led *card*, -1 when leading)
+from .recording import POINT_NAMES, game_record, hand_record, hand_result  # noqa: F401 (POINT_NAMES re-exported)
 from .rules import (
     deal_from,  # noqa: F401 (re-exported: it lives in smear_env.rules)
-    discard_pool,
     score_hand,
     shuffled_deal,
-    suits_held,
     trick_winner,
     trump_known,
 )
-from .rules import playable as playable_cards
 
-
-class Phase(IntEnum):
-    BIDDING = 0
-    TRUMP = 1
-    DISCARD = 2
-    PLAY = 3
-    HAND_OVER = 4
-    GAME_OVER = 5
-
-
-BIDDING, TRUMP, DISCARD, PLAY, HAND_OVER, GAME_OVER = (int(p) for p in Phase)
-NUM_PLAYERS = 4
-POINT_NAMES = ("high", "low", "jack", "game")
 STATE_FIELDS = (
     "phase", "scores", "winner", "dealer", "hand_number", "hands", "deal", "stock", "bids", "high_bid",
     "bidder", "contract", "kitty", "trump", "discards", "trick", "trick_seats", "trick_leader", "tricks",
@@ -73,61 +75,6 @@ class GameStateError(RuntimeError):
 def team_of(seat: int) -> int:
     """R1: team 0 = seats 0 and 2, team 1 = seats 1 and 3."""
     return seat & 1
-
-
-# Action ids of the set bits of a card mask, by byte: _ACTIONS_BY_BYTE[base][byte_index][byte_value].
-_ACTIONS_BY_BYTE = {
-    base: tuple(
-        tuple(tuple(base + 8 * i + r for r in range(8) if b >> r & 1) for b in range(256)) for i in range(4)
-    )
-    for base in (DISCARD_ACTION_BASE, PLAY_ACTION_BASE)
-}
-
-
-def _names(cards: Sequence[int]) -> list[str]:
-    n = CARD_NAMES
-    return [n[c] for c in cards]
-
-
-def _mask_actions(mask: int, base: int) -> tuple[int, ...]:
-    """Action ids ``base + card`` of the cards in ``mask``, ascending."""
-    t0, t1, t2, t3 = _ACTIONS_BY_BYTE[base]
-    return t0[mask & 255] + t1[mask >> 8 & 255] + t2[mask >> 16 & 255] + t3[mask >> 24]
-
-
-# ---------------------------------------------------------------------------- legal actions
-# The legal action ids on plain values, for the engine and for anything that holds only a player's view
-# (observation.legal_actions_of); the card rules themselves are smear_env.rules.
-def bid_actions(high_bid: int, stuck: bool) -> tuple[int, ...]:
-    """R6: pass, or a bid higher than every earlier bid (``high_bid``, 0 = none); R8 ``dealer_must_bid``: a
-    ``stuck`` dealer may not pass."""
-    first = bid_action(high_bid + 1) if high_bid else bid_action(2)
-    bids = tuple(range(first, bid_action(MAX_BID) + 1))
-    return bids if stuck else (PASS_ACTION, *bids)
-
-
-def trump_actions(hand: int) -> tuple[int, ...]:
-    """R10: a trump suit among the suits in the bidder's hand after the kitty
-    (:func:`~smear_env.rules.suits_held`)."""
-    held = suits_held(hand)
-    return tuple(TRUMP_ACTION_BASE + s for s in range(4) if held >> s & 1)
-
-
-def discard_actions(hand: int, trump: int) -> tuple[int, ...]:
-    """R11: the discard action ids of :func:`~smear_env.rules.discard_pool` (a trump only while every card
-    is one)."""
-    return _mask_actions(discard_pool(hand, trump), DISCARD_ACTION_BASE)
-
-
-def playable(hand: int, led: int, trump: int, first_lead: bool) -> int:
-    """:func:`~smear_env.rules.playable` (R10, R12) with the led *card* (-1 when leading) instead of the led
-    suit."""
-    return playable_cards(hand, led >> 3, trump, first_lead)  # -1 >> 3 == -1: no suit led
-
-
-def play_actions(hand: int, led: int, trump: int, first_lead: bool) -> tuple[int, ...]:
-    """Play action ids of :func:`playable` (``led``: the first card of the trick, -1 when leading)."""
-    return _mask_actions(playable_cards(hand, led >> 3, trump, first_lead), PLAY_ACTION_BASE)
 
 
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -320,33 +267,24 @@ class Game:
 
     def dealer_stuck(self, seat: int | None = None) -> bool:
         """R8 ``dealer_must_bid``: ``seat`` (default: the player to act) is the dealer, to act in the
-        bidding after three passes, and may not pass."""
+        bidding after three passes, and may not pass (:func:`smear_env.phases.dealer_stuck`)."""
         seat = self.to_act if seat is None else seat
-        return (
-            self.phase == BIDDING and self.to_act == seat and seat == self.dealer and self.high_bid == 0
-            and self.rules.all_pass == ALL_PASS_DEALER_MUST_BID
-        )
+        return phases.dealer_stuck(self.rules, self.phase, self.to_act, seat, self.dealer, self.high_bid)
 
     def legal_actions(self) -> tuple[int, ...]:
         """Legal action ids of the player to act (empty when nobody acts)."""
         legal = self._legal
         if legal is None:
-            legal = self._legal = self._compute_legal()
+            phase = self.phase
+            if phase >= HAND_OVER:
+                legal = ()
+            else:  # smear_env.phases.legal_bits: the one legal-action function of every engine
+                trick = self.trick
+                legal = bit_actions(*legal_bits(
+                    phase, self.hands[self.to_act], self.high_bid, phase == BIDDING and self.dealer_stuck(),
+                    self.trump, trick[0] >> 3 if trick else -1, not self.tricks))
+            self._legal = legal
         return legal
-
-    def _compute_legal(self) -> tuple[int, ...]:
-        phase = self.phase
-        if phase == PLAY:
-            led = self.trick[0] >> 3 if self.trick else -1
-            return _mask_actions(playable_cards(self.hands[self.to_act], led, self.trump, not self.tricks),
-                                 PLAY_ACTION_BASE)
-        if phase == BIDDING:
-            return bid_actions(self.high_bid, self.dealer_stuck())
-        if phase == TRUMP:
-            return trump_actions(self.hands[self.to_act])
-        if phase == DISCARD:
-            return discard_actions(self.hands[self.to_act], self.trump)
-        return ()
 
     def _check(self, action: Any) -> int:
         if self.phase >= HAND_OVER:
@@ -428,9 +366,8 @@ class Game:
         self.trick_leader = bidder  # R12: the bidder leads the first trick
         if k:
             # R9: the bidder takes k stock cards; R10: then names trump.
-            self.kitty = self.stock[:k]
-            for c in self.kitty:
-                self.hands[bidder] |= 1 << c
+            self.kitty = kitty_cards(self.stock, k)
+            self.hands[bidder] |= card_mask(self.kitty)
             self.phase = TRUMP
         else:
             self.phase = PLAY
@@ -481,15 +418,9 @@ class Game:
         )
         new = list(sc.scores)
         self.scores = new
-        self.hand_result = {
-            "points": {"high": _team(sc.high), "low": _team(sc.low), "jack": _team(sc.jack),
-                       "game": _team(sc.game)},
-            "card_points": list(sc.card_points),
-            "made_contract": sc.made,
-            "score_change": list(sc.change),
-            "scores": new[:],
-        }
-        winner = _team(sc.winner)
+        self.hand_result = hand_result((sc.high, sc.low, sc.jack, sc.game), sc.card_points, sc.made,
+                                       sc.change, new)
+        winner = None if sc.winner < 0 else sc.winner
         self._next_dealer = (self.dealer + 1) % NUM_PLAYERS  # R4
         self.history.append(self._hand_record())
         self.winner = winner
@@ -497,43 +428,21 @@ class Game:
 
     # ------------------------------------------------------------------ records
     def _hand_record(self, incomplete: bool = False) -> dict[str, Any]:
-        """This hand as a smear-record/1 ``hand`` object."""
-        rec: dict[str, Any] = {
-            "dealer": self.dealer,
-            "deal": [_names(h) for h in self.deal],
-            "stock": _names(self.stock),
-            "bids": [{"seat": s, "bid": b if b else "pass"} for s, b in self.bids],
-        }
-        if self.hand_thrown_in:
-            rec["thrown_in"] = True
-            return rec
-        if incomplete:
-            rec["incomplete"] = True
-        if self.bidder is not None and self.phase != BIDDING:
-            rec["bidder"] = self.bidder
-            rec["contract"] = self.contract
-            if self.rules.kitty_size:
-                rec["kitty"] = _names(self.kitty)
-            if self.trump >= 0:
-                rec["trump"] = "CDHS"[self.trump]
-            if self.rules.kitty_size:
-                rec["discards"] = _names(self.discards)
-            rec["tricks"] = [
-                {
-                    "leader": leader,
-                    "plays": [{"seat": s, "card": CARD_NAMES[c]} for s, c in zip(seats, cards, strict=True)],
-                    "winner": w,
-                }
-                for leader, seats, cards, w in self.tricks
-            ]
-            if self.trick:
-                rec["current_trick"] = [
-                    {"seat": s, "card": CARD_NAMES[c]}
-                    for s, c in zip(self.trick_seats, self.trick, strict=True)
-                ]
-        if self.hand_result is not None and not incomplete:
-            rec.update(self.hand_result)
-        return rec
+        """This hand as a smear-record/1 ``hand`` object (:func:`smear_env.recording.hand_record`)."""
+        bidding_over = self.bidder is not None and self.phase != BIDDING
+        return hand_record(
+            self.dealer, self.deal, self.stock, self.bids, self.rules.kitty_size,
+            thrown_in=self.hand_thrown_in,
+            bidder=self.bidder if bidding_over else None,
+            contract=self.contract,
+            kitty=self.kitty,
+            trump=self.trump,
+            discards=self.discards,
+            tricks=self.tricks,
+            current_trick=list(zip(self.trick_seats, self.trick, strict=True)),
+            result=self.hand_result,
+            incomplete=incomplete,
+        )
 
     def to_record(self, players: Sequence[str] | None = None, truncated: bool = False) -> dict[str, Any]:
         """The game so far as a ``smear-record/1`` object (the schema in ``smear_env/schema``).
@@ -545,23 +454,7 @@ class Game:
         hands = [_json_copy(h) for h in self.history]  # independent of the game's own history
         if self.phase < HAND_OVER:
             hands.append(self._hand_record(incomplete=True))
-        rec: dict[str, Any] = {
-            "format": "smear-record/1",
-            "rules": self.rules.to_dict(),
-            "seed": self.seed,
-            "hands": hands,
-            "final_scores": self.scores[:],
-            "winner": self.winner,
-            "truncated": self.winner is None,  # a finished game is never truncated (the schema's rule)
-        }
-        if players is not None:
-            rec["players"] = list(players)
-        return rec
-
-
-def _team(t: int) -> int | None:
-    """A team of :mod:`smear_env.rules` (-1: nobody) as a record's team (None: nobody)."""
-    return None if t < 0 else t
+        return game_record(self.rules.to_dict(), self.seed, hands, self.scores, self.winner, players)
 
 
 def _json_copy(obj: Any) -> Any:

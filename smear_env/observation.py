@@ -37,8 +37,8 @@ term                   size  meaning
 network input scale and its bounds). ``TERMS``, ``SLICES``, the offsets, ``OBS_LOW`` / ``OBS_HIGH``,
 ``OBS_SCALE``, the suit canonicalisation tables and both decoders (:func:`decode`, :func:`decode_batch`)
 are derived from it. A new term is one row there and its line in the table above (the docs build checks
-the table against ``TERMS``), its ``PlayerView`` field, and its two sources: the reference encoder here
-(``_pack``) and the batched one (``VectorGame.observe``).
+the table against ``TERMS``), its ``PlayerView`` field, and its words in the one encoder here
+(:func:`feature_parts`, which the single game, a view and the batched engine all call).
 
 :func:`encode` writes a :class:`~smear_env.infoset.PlayerView` (in its relative form);
 :func:`decode` is its exact inverse: ``decode(encode(v)) == v.relative()``. The view's
@@ -55,6 +55,9 @@ precomputed offsets and unpacked with a single ``numpy.unpackbits`` call; the ra
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+from operator import lshift
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,20 +72,22 @@ from .actions import (
     TRUMP_ACTION_BASE,
 )
 from .cards import HAND_SIZE, NUM_CARDS, NUM_SUITS
-from .game import (
+from .game import Game
+from .infoset import PlayerView
+from .phases import (
     BIDDING,
     DISCARD,
     HAND_OVER,
+    NOT_ACTED,
+    PASSED,
     PLAY,
-    TRUMP,
-    Game,
     Phase,
-    bid_actions,
-    discard_actions,
-    play_actions,
-    trump_actions,
+    bid_state,
+    bit_actions,
+    high_bid_of,
+    legal_bits,
 )
-from .infoset import PlayerView
+from .rules import trump_known
 
 NUM_PHASES = len(Phase)
 NUM_BID_STATES = 2 + (MAX_BID - MIN_BID + 1)  # not acted, pass, 2, 3, 4
@@ -164,6 +169,9 @@ del B
 
 TERMS: tuple[tuple[str, int, str], ...] = tuple((t.name, t.size, t.kind) for t in LAYOUT)
 """(name, size, kind) of each term in vector order (what ``obs_layout_hash`` hashes)."""
+ENV_VERSION = "smear_v0"
+"""The environment's version (PettingZoo's ``_vN``): bumped when the observation layout or the action
+layout changes (``smear_env/versioning.py`` pins each version's layout)."""
 
 SLICES: dict[str, slice] = {}
 _off = 0
@@ -215,124 +223,129 @@ OBS_SCALE = _per_index("scale")
 ``training.policy.obs_scale()``, which every checkpoint stores as its ``obs_scale``."""
 
 
-def _bid_state(b: int | None) -> int:
-    """Index within one seat's ``bids`` block: 0 not acted, 1 pass, 2.. bid 2.."""
-    return 0 if b is None else 1 if b == 0 else b - MIN_BID + 2
+# ------------------------------------------------------------------------------------------ encoding
+# The one encoder of every engine: feature_parts gives the 0/1 features as words placed at PART_OFFSETS
+# (elementwise on ints or on (N,) arrays), write_raw the raw terms. The single game and a player's view
+# gather the words into one Python int (pack_parts, to_vector); the batched engine into 8 int64 words a
+# lane (VectorGame.observe).
+PART_OFFSETS = (PHASE, HAND, BIDS, BIDDER, KITTY, DISCARDS, PLAYED_BY, PLAYED_BY + 32, PLAYED_BY + 64,
+                PLAYED_BY + 96, WON, WON + 32, TRICK_LEADER, TRICK, TRICK + 32, TRICK + 64, TRICK + 96, VOIDS)
+"""The vector index of bit 0 of each word of :func:`feature_parts` (a word holds one term or a few
+neighbouring ones: phase to kitty_size, bidder to trump, voids and stuck)."""
+PART_WIDTHS = (KITTY_SIZE + MAX_KITTY + 1 - PHASE, NUM_CARDS, 4 * NUM_BID_STATES, TRUMP_ + NUM_SUITS - BIDDER,
+               NUM_CARDS, NUM_CARDS, *(NUM_CARDS,) * 4, NUM_CARDS, NUM_CARDS, 4, *(NUM_CARDS,) * 4,
+               STUCK + 1 - VOIDS)
+"""The number of bits of each word of :func:`feature_parts` (at most 32)."""
+assert all(SLICES[t.name].start >= PART_OFFSETS[0] for t in LAYOUT) and max(PART_WIDTHS) <= 32
+assert sorted(i for o, w in zip(PART_OFFSETS, PART_WIDTHS, strict=True) for i in range(o, o + w)
+              if i not in range(SCORES, TARGET + 1)) == sorted(
+    i for t in LAYOUT if t.kind == "bits" for i in range(SLICES[t.name].start, SLICES[t.name].stop))
+assert NUM_BID_STATES == 5 and bid_state(MIN_BID) == 2 and MAX_KITTY < 4 and TARGET == SCORES + 2
+assert CONTRACT == BIDDER + 4 and TRUMP_ == CONTRACT + NUM_CONTRACTS and STUCK == VOIDS + 16
 
 
-_BID_STATE = {b: _bid_state(b) for b in (None, 0, *range(MIN_BID, MAX_BID + 1))}
+def feature_parts(s: Any, phase: Any, to_act: Any, dealer: Any, kitty_size: Any, hand: Any, bids: Any,
+                  bidder: Any, high_bid: Any, trump: Any, card_led: Any, kitty: Any, discards: Any,
+                  played_by: Any, won: Any, trick: Any, trick_leader: Any, voids: Any, stuck: Any,
+                  rel: Any) -> tuple[Any, ...]:
+    """The 0/1 features of seat ``s``'s observation (R22, R23) as the words of :data:`PART_OFFSETS`.
 
-
-def _pack(
-    s: int,
-    phase: int,
-    to_act: int | None,
-    dealer: int,
-    kitty_size: int,
-    hand: int,
-    bids: tuple[int | None, ...] | list[int | None],
-    bidder: int | None,
-    contract: int | None,
-    trump: int | None,
-    kitty: int,
-    discards: int,
-    played_by: tuple[int, ...] | list[int],
-    won: tuple[int, int] | list[int],
-    trick_seats: tuple[int, ...] | list[int],
-    trick: tuple[int, ...] | list[int],
-    voids: tuple[int, ...] | list[int],
-    stuck: bool,
-) -> int:
-    """All 0/1 features as one int, bit i = vector index i. Seats given absolute, ``s`` the observer."""
-    t = s & 1
-    x = (
-        (1 << (PHASE + phase))
-        | (1 << (DEALER + ((dealer - s) & 3)))
-        | (1 << (KITTY_SIZE + kitty_size))
-        | (hand << HAND)
-        | (kitty << KITTY)
-        | (discards << DISCARDS)
-        | (played_by[s] << PLAYED_BY)
-        | (played_by[(s + 1) & 3] << (PLAYED_BY + 32))
-        | (played_by[(s + 2) & 3] << (PLAYED_BY + 64))
-        | (played_by[(s + 3) & 3] << (PLAYED_BY + 96))
-        | (won[t] << WON)
-        | (won[1 - t] << (WON + 32))
-        | (voids[s] << VOIDS)
-        | (voids[(s + 1) & 3] << (VOIDS + 4))
-        | (voids[(s + 2) & 3] << (VOIDS + 8))
-        | (voids[(s + 3) & 3] << (VOIDS + 12))
+    Seats are absolute, -1 for none: ``bidder`` (the high bidder so far; shown once bidding is over),
+    ``trump`` (shown once :func:`~smear_env.rules.trump_known`: ``card_led`` any card of the hand was led,
+    or the observer is the bidder), ``trick_leader`` (-1 while the trick has no card). ``hand``: the
+    observer's cards; ``kitty`` and ``discards`` (card masks) are shown to the bidder only. ``bids``,
+    ``played_by``, ``trick`` (the card each seat played to the trick as a card mask, 0 none) and
+    ``voids`` are per seat, ``won`` too (the cards won by each seat's team: team 0, 1, 0, 1; an engine's
+    ``rel`` may take it per team); ``rel(x)`` gives such a sequence as 4 values from the observer's seat
+    on. ``bids`` holds bid states (:func:`smear_env.phases.bid_state`); ``stuck`` is
+    :func:`smear_env.phases.dealer_stuck` of ``s``. Every argument is an int (bool) or an ``(N,)``
+    array, elementwise."""
+    bidding_over = phase != BIDDING
+    has_bidder = bidding_over & (bidder >= 0)  # a thrown-in hand (R8) ends without one
+    is_bidder = bidding_over & (bidder == s)
+    b0, b1, b2, b3 = rel(bids)
+    p0, p1, p2, p3 = rel(played_by)
+    t0, t1, t2, t3 = rel(trick)
+    v0, v1, v2, v3 = rel(voids)
+    w0, w1, _, _ = rel(won)
+    # "& 3" keeps a shift defined where the factor after it is 0 (-1: no seat / no trump / no contract)
+    return (
+        (1 << phase) | ((1 << (TO_ACT + ((to_act - s) & 3))) * (phase < HAND_OVER))
+        | (1 << (DEALER + ((dealer - s) & 3))) | (1 << (KITTY_SIZE + kitty_size)),
+        hand,
+        (1 << b0) | (1 << (b1 + NUM_BID_STATES)) | (1 << (b2 + 2 * NUM_BID_STATES))
+        | (1 << (b3 + 3 * NUM_BID_STATES)),
+        (((1 << ((bidder - s) & 3)) | (1 << (CONTRACT - BIDDER + ((high_bid - MIN_BID) & 3)))) * has_bidder)
+        | ((1 << (TRUMP_ - BIDDER + (trump & 3))) * trump_known(trump, is_bidder, card_led)),
+        kitty * is_bidder,
+        discards * is_bidder,
+        p0, p1, p2, p3,
+        w0, w1,
+        (1 << ((trick_leader - s) & 3)) * (trick_leader >= 0),
+        t0, t1, t2, t3,
+        v0 | (v1 << 4) | (v2 << 8) | (v3 << 12) | (stuck * (1 << (STUCK - VOIDS))),
     )
-    if to_act is not None:
-        x |= 1 << (TO_ACT + ((to_act - s) & 3))
-    bs = _BID_STATE
-    x |= (
-        (1 << (BIDS + bs[bids[s]]))
-        | (1 << (BIDS + NUM_BID_STATES + bs[bids[(s + 1) & 3]]))
-        | (1 << (BIDS + 2 * NUM_BID_STATES + bs[bids[(s + 2) & 3]]))
-        | (1 << (BIDS + 3 * NUM_BID_STATES + bs[bids[(s + 3) & 3]]))
-    )
-    if bidder is not None:
-        x |= 1 << (BIDDER + ((bidder - s) & 3))
-    if contract is not None:
-        x |= 1 << (CONTRACT + contract - MIN_BID)
-    if trump is not None:
-        x |= 1 << (TRUMP_ + trump)
-    if trick:
-        x |= 1 << (TRICK_LEADER + ((trick_seats[0] - s) & 3))
-        for seat, c in zip(trick_seats, trick, strict=True):
-            x |= 1 << (TRICK + 32 * ((seat - s) & 3) + c)
-    if stuck:
-        x |= 1 << STUCK
-    return x
 
 
-def _vector(x: int, own: int, other: int, target: int, sizes: tuple[int, int, int, int]) -> np.ndarray:
-    vec = np.unpackbits(
+def write_raw(out: np.ndarray, own: Any, other: Any, target: Any, sizes: Any) -> None:
+    """Write the raw terms into an observation (``(OBS_SIZE,)``) or a batch of them (``(N, OBS_SIZE)``):
+    the scores of the observer's team and the other team, the target score, the hand sizes of the
+    relative seats (4 values, each an int or an ``(N,)`` array)."""
+    if out.ndim == 1:
+        out[SCORES : TARGET + 1] = (own, other, target)
+        out[HAND_SIZES : HAND_SIZES + 4] = sizes
+        return
+    cols = out.T  # a batch: index by column
+    cols[SCORES] = own
+    cols[SCORES + 1] = other
+    cols[TARGET] = target
+    cols[HAND_SIZES : HAND_SIZES + 4] = sizes
+
+
+def pack_parts(parts: tuple[int, ...]) -> int:
+    """The words of :func:`feature_parts` (ints) as one int, bit i = vector index i (the words do not
+    overlap, so their sum is their union)."""
+    return sum(map(lshift, parts, PART_OFFSETS))
+
+
+def to_vector(x: int) -> np.ndarray:
+    """The float32 observation whose 0/1 features are the bits of ``x`` (raw terms 0)."""
+    return np.unpackbits(
         np.frombuffer(x.to_bytes(_NBYTES, "little"), dtype=np.uint8), count=OBS_SIZE, bitorder="little"
     ).astype(np.float32)
-    vec[SCORES] = own
-    vec[SCORES + 1] = other
-    vec[TARGET] = target
-    vec[HAND_SIZES : HAND_SIZES + 4] = sizes
-    return vec
+
+
+def _rotation(s: int) -> Any:
+    """``rel`` of :func:`feature_parts` for one observer seat ``s`` (Python sequences)."""
+    s1, s2, s3 = (s + 1) & 3, (s + 2) & 3, (s + 3) & 3
+    return lambda x: (x[s], x[s1], x[s2], x[s3])
+
+
+_ROTATIONS = tuple(_rotation(s) for s in range(4))
+_NO_TRICK = (0, 0, 0, 0)
 
 
 def encode(view: PlayerView) -> np.ndarray:
     """The observation vector (float32, ``OBS_SIZE``) of ``view.relative()``."""
     s = view.seat
     t = s & 1
-    leader = view.trick_leader
-    trick_seats = [(leader + i) & 3 for i in range(len(view.trick))] if leader is not None else []
-    stuck = (
-        view.to_act == s
-        and view.phase == BIDDING
-        and bool(view.legal_actions)
-        and PASS_ACTION not in view.legal_actions
-    )
-    x = _pack(
-        s,
-        int(view.phase),
-        view.to_act,
-        view.dealer,
-        view.kitty_size,
-        view.hand,
-        view.bids,
-        view.bidder,
-        view.contract,
-        view.trump,
-        view.kitty,
-        view.discards,
-        view.played_by,
-        view.won_by_team,
-        trick_seats,
-        view.trick,
-        view.voids,
-        stuck,
-    )
-    hs = view.hand_sizes
-    sizes = (hs[s], hs[(s + 1) & 3], hs[(s + 2) & 3], hs[(s + 3) & 3])
-    return _vector(x, view.scores[t], view.scores[1 - t], view.target_score, sizes)
+    leader = -1 if view.trick_leader is None else view.trick_leader
+    trick = [0, 0, 0, 0]
+    for i, c in enumerate(view.trick):
+        trick[(leader + i) & 3] = 1 << c
+    legal = view.legal_actions
+    phase = int(view.phase)
+    stuck = view.to_act == s and phase == BIDDING and bool(legal) and PASS_ACTION not in legal
+    x = pack_parts(feature_parts(
+        s, phase, -1 if view.to_act is None else view.to_act, view.dealer, view.kitty_size, view.hand,
+        [bid_state(b) for b in view.bids], -1 if view.bidder is None else view.bidder,
+        view.contract or 0, -1 if view.trump is None else view.trump, any(view.played_by), view.kitty,
+        view.discards, view.played_by, view.won_by_team * 2, trick, leader if view.trick else -1, view.voids,
+        stuck, _ROTATIONS[s],
+    ))
+    vec = to_vector(x)
+    write_raw(vec, view.scores[t], view.scores[1 - t], view.target_score, _ROTATIONS[s](view.hand_sizes))
+    return vec
 
 
 # ---------------------------------------------------------------------------------------- decoding
@@ -552,90 +565,77 @@ def _replace_legal(view: PlayerView, legal: tuple[int, ...]) -> PlayerView:
 
 
 def legal_actions_of(view: PlayerView, stuck: bool = False) -> tuple[int, ...]:
-    """Legal actions of the observer from its own information (R6-R12); ``()`` unless it is to act.
+    """Legal actions of the observer from its own information (R6-R12; :func:`smear_env.phases.legal_bits`,
+    the engines' own function); ``()`` unless it is to act.
 
     ``stuck``: the observer is a dealer who may not pass (R8 ``dealer_must_bid``), which the view
     alone does not tell.
     """
-    if view.to_act != view.seat or view.phase >= HAND_OVER:
-        return ()
     phase = view.phase
-    hand = view.hand
-    if phase == BIDDING:
-        return bid_actions(max((b for b in view.bids if b), default=0), stuck)
-    if phase == TRUMP:
-        return trump_actions(hand)
-    assert view.trump is not None or (phase == PLAY and not view.trick)
-    trump = -1 if view.trump is None else view.trump
-    if phase == DISCARD:
-        return discard_actions(hand, trump)
-    assert phase == PLAY
+    if view.to_act != view.seat or phase >= HAND_OVER:
+        return ()
+    assert view.trump is not None or phase < DISCARD or (phase == PLAY and not view.trick)
+    trick = view.trick
     first_lead = sum(m.bit_count() for m in view.played_by) < 4  # no trick finished yet
-    return play_actions(hand, view.trick[0] if view.trick else -1, trump, first_lead)
+    return bit_actions(*legal_bits(
+        int(phase), view.hand, high_bid_of([bid_state(b) for b in view.bids]), stuck,
+        -1 if view.trump is None else view.trump, trick[0] >> 3 if trick else -1, first_lead))
 
 
 # ---------------------------------------------------------------------------- from a game (fast path)
 def encode_game(game: Game, seat: int) -> np.ndarray:
     """``encode(view_of(game, seat))`` without building the view (what the environments call)."""
     phase = game.phase
-    bidding_over = phase != BIDDING
-    bidder = game.bidder if bidding_over else None
-    is_bidder = bidder == seat
-    trump = game.trump
-    trump_known = game.trump_known_to(seat)
-    to_act = game.to_act if phase < HAND_OVER else None
-    bids: list[int | None] = [None, None, None, None]
+    bids = [NOT_ACTED, NOT_ACTED, NOT_ACTED, NOT_ACTED]
     for b_seat, b in game.bids:
-        bids[b_seat] = b
-    stuck = game.dealer_stuck(seat)
+        bids[b_seat] = b or PASSED
+    cards = game.trick
+    if cards:
+        trick = [0, 0, 0, 0]
+        for b_seat, c in zip(game.trick_seats, cards):  # noqa: B905 (the same length by construction)
+            trick[b_seat] = 1 << c
+        leader = game.trick_seats[0]
+    else:
+        trick, leader = _NO_TRICK, -1
+    bidder = game.bidder
     kitty = discards = 0
-    if is_bidder:
+    if bidder == seat:
         for c in game.kitty:
             kitty |= 1 << c
         for c in game.discards:
             discards |= 1 << c
-    x = _pack(
-        seat,
-        phase,
-        to_act,
-        game.dealer,
-        game.rules.kitty_size,
-        game.hands[seat],
-        bids,
-        bidder,
-        game.contract if bidding_over else None,
-        trump if trump_known else None,
-        kitty,
-        discards,
-        game.played_by,
-        game.won,
-        game.trick_seats,
-        game.trick,
-        game.voids,
-        stuck,
-    )
-    hands = game.hands
+    rel = _ROTATIONS[seat]
+    x = pack_parts(feature_parts(
+        seat, phase, game.to_act, game.dealer, game.rules.kitty_size, game.hands[seat], bids,
+        -1 if bidder is None else bidder, game.high_bid, game.trump, bool(cards) or bool(game.tricks),
+        kitty, discards, game.played_by, game.won * 2, trick, leader, game.voids,
+        phase == BIDDING and game.dealer_stuck(seat), rel,
+    ))
+    vec = to_vector(x)
     t = seat & 1
-    sizes = (
-        hands[seat].bit_count(),
-        hands[(seat + 1) & 3].bit_count(),
-        hands[(seat + 2) & 3].bit_count(),
-        hands[(seat + 3) & 3].bit_count(),
-    )
-    return _vector(x, game.scores[t], game.scores[1 - t], game.rules.target_score, sizes)
+    scores = game.scores
+    write_raw(vec, scores[t], scores[1 - t], game.rules.target_score,
+              tuple(map(int.bit_count, rel(game.hands))))
+    return vec
 
 
 def action_mask(game: Game, seat: int) -> np.ndarray:
     """int8 (72,) mask of the legal actions of ``seat``; all zero when ``seat`` is not to act."""
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
     if game.phase < HAND_OVER and game.to_act == seat:
-        mask[list(game.legal_actions())] = 1
+        mask.put(game.legal_actions(), 1)
     return mask
 
 
 def observe(game: Game, seat: int) -> dict[str, Any]:
     """PettingZoo observation dict ``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (72,)}``."""
     return {"observation": encode_game(game, seat), "action_mask": action_mask(game, seat)}
+
+
+def obs_layout_hash() -> str:
+    """Hash of the observation layout; changes whenever a term is added, removed, resized or moved."""
+    text = json.dumps([OBS_SIZE, [list(t) for t in TERMS]], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def describe() -> str:

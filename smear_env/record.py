@@ -29,9 +29,9 @@ from .cards import SUIT_CHARS, names, parse_card
 from .config import SmearRules
 from .game import BIDDING, GAME_OVER, HAND_OVER, Game, IllegalActionError
 from .jsonsafe import JsonError, loads_strict
+from .recording import FORMAT
 from .seeding import check_seed
 
-FORMAT = "smear-record/1"
 SCHEMA_RESOURCE = "schema/game-record.schema.json"
 RESULT_FIELDS = ("points", "card_points", "made_contract", "score_change", "scores")
 

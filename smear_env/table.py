@@ -305,6 +305,9 @@ class Step:
         return self.terminated or self.truncated
 
 
+_DECISION = Step(_ZERO, None, False, False, NEXT_DECISION)
+
+
 class DealSource(Protocol):
     """Fixed deals for a game (e.g. a duplicate pair's): hand ``i`` is ``deal(i) = (hands, stock)``."""
 
@@ -409,7 +412,8 @@ class Table:
             if not terminated and not self._hands_exhausted():
                 self._deal_next()  # R8 redeal, or the next hand of a game episode
         truncated = not terminated and (
-            self._cycles_exhausted() or (game.phase == HAND_OVER and self._hands_exhausted())
+            cycles_exhausted(self.steps, opts.max_cycles)
+            or (game.phase == HAND_OVER and self._hands_exhausted())
         )
         self.terminated = terminated
         self.truncated = truncated
@@ -420,6 +424,8 @@ class Table:
         else:
             nxt = NEXT_DECISION
         self.next = nxt
+        if hand is None and nxt == NEXT_DECISION:
+            return _DECISION  # the common step: nothing ended (one shared, immutable Step)
         return Step(rewards, hand, terminated, truncated, nxt)
 
     def abandon(self) -> None:

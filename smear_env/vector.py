@@ -12,34 +12,13 @@ Contract
 ``seed`` is an integer 0..2**64 - 1 (anything else, a bool or a float included, is a ``ValueError``);
 ``deals`` an optional :class:`VectorDealSource` that deals every hand instead of the seed's hash (below).
 
-``to_act``
-    ``(N,)`` int64, the seat to act in each lane (somebody always acts: lanes never rest in
-    ``HAND_OVER`` or ``GAME_OVER``).
-``legal_mask()``
-    ``(N, 72)`` bool, the legal actions of the seat to act (the :mod:`smear_env.actions` layout); equal
-    to ``observation.action_mask(game, game.to_act)`` of the reference engine.
-``observe(seats=None)``
-    ``(N, 493)`` float32, identical to ``observation.encode_game(game, seat)`` (= ``encode`` of that
-    seat's view); ``seats=None`` observes the seat to act in every lane, an ``(N,)`` array any seat per
-    lane.
-``step(actions, lanes=None)``
-    ``(N,)`` action ids, one per lane; or with ``lanes`` (increasing distinct lane indices, e.g. the
-    lanes whose seat to act belongs to some players) ``(len(lanes),)`` actions for those lanes only, the
-    others do not move. Returns a :class:`StepResult` (N rows either way). An illegal action in any
-    lane raises :class:`VectorIllegalActionError` (an :class:`~smear_env.game.IllegalActionError`)
-    naming the lane, the action and its legal actions; no lane moves.
-``new_games(lanes)``
-    abandon the games in progress in ``lanes`` and start their next games (a table's ``max_cycles``).
-``hand_bidder``, ``hand_contract``, ``hand_made``, ``hand_points``
-    ``(N,)``, ``(N,)``, ``(N,)`` bool, ``(N, 4)``: the bidder, contract, whether it was made and the team
-    that won High, Low, Jack and Game (-1 nobody) of the hand a lane scored in the latest step (valid
-    where that step's ``hand_over`` is set; for statistics without records).
-``random_actions(rng)``
-    a uniformly random legal action per lane from a ``numpy.random.Generator`` (see also
-    :func:`random_actions` for any mask).
-``records()``
-    with ``record=True``: the games finished (or truncated) since the last call, as ``smear-record/1``
-    dicts (replayable by :func:`smear_env.record.replay`, valid against ``smear_env/schema``); clears them.
+``to_act`` ``(N,)`` int64 is the seat to act in each lane (somebody always acts: lanes never rest in
+``HAND_OVER`` or ``GAME_OVER``); :meth:`~VectorGame.legal_mask`, :meth:`~VectorGame.observe`,
+:meth:`~VectorGame.step`, :meth:`~VectorGame.new_games`, :meth:`~VectorGame.random_actions` and
+:meth:`~VectorGame.records` say what they take and give. ``hand_bidder``, ``hand_contract``,
+``hand_made``, ``hand_points`` (``(N,)``, ``(N,)``, ``(N,)`` bool, ``(N, 4)``): the bidder, contract,
+whether it was made and the team that won High, Low, Jack and Game (-1 nobody) of the hand a lane scored
+in the latest step (valid where that step's ``hand_over`` is set; for statistics without records).
 
 Rewards (the table layer's scale)
 ---------------------------------
@@ -58,82 +37,66 @@ when the hand ended the game (``winner`` gives the team), ``truncated`` when the
 
 Deals and seeds
 ---------------
-Deals come from a counter-based hash (splitmix64, :func:`smear_env.rules.hashed_deals`), not from a
-shared generator, so a lane's games do not depend on the number of lanes or on the other lanes: hand ``h``
-of game ``g`` in lane ``l`` of an engine seeded ``s`` is :func:`lane_deal` ``(s, l, g, h)``, and the first
-dealer of that game (R4) comes from the same hash. The reference engine plays exactly the same game from
-these deals: :func:`reference_game` builds it (``Game.from_deal``), and each later hand is
-``game.start_next_hand(deal=lane_deal(s, l, g, game.hand_number + 1)[1:])``. Records carry
-``"seed": null`` (their deals are explicit).
-
-With ``deals=source`` (a :class:`VectorDealSource`) every hand is dealt by ``source.deals(lanes,
-games, hands)`` instead (``seed`` is then unused): e.g. the duplicate evaluator's deal sequences
-(``smear_env.evaluation.batched``), so a lane plays exactly the reference evaluator's game.
+Deals come from a counter-based hash of the seed, the lane, the game and the hand, so a lane's games do not
+depend on the number of lanes or on the other lanes; or, with ``deals=source``, from a
+:class:`VectorDealSource` (e.g. the duplicate evaluator's deal sequences). :mod:`smear_env.lane_deals`
+says how, and :func:`reference_game` builds the single game a lane plays. Records carry ``"seed": null``
+(their deals are explicit).
 
 Since a lane deals its next hand inside ``step``, the state at the end of a hand (its last trick on the
 table) is never observed; ``StepResult`` reports what that hand scored.
 
 Implementation
 --------------
-State is a few int64 arrays per lane (``memory_bytes()``: about 470 bytes a lane): hands, cards played,
-tricks won, kitty and discards as 32-bit card masks (card id ``suit * 8 + rank``, bit ``card``), plus
-small integers (phase, seat to act, bids, trump, trick). Legality is one bit word and a base action
-per lane (bits of actions 0-7, of discards by card from 8, or of plays by card from 40): ``legal_mask``
-unpacks it, ``step`` tests one bit, ``random_actions`` selects the r-th set bit. ``observe`` assembles
-the 0/1 features as 512 bits per lane and unpacks them with one ``numpy.unpackbits``.
-The rules themselves (playable cards, discard pool, trick winner, scoring, trump visibility, deals) are
-the array forms of :mod:`smear_env.rules`, the functions the reference engine asks too; this module holds
-the state machine. ``benchmarks/vector_speed.py`` measures it against the reference engine and the
-``raw_env`` loop.
+State is a few int64 arrays per lane (``memory_bytes()``: about 470 bytes a lane): card masks (card id
+``suit * 8 + rank``, bit ``card``) and small integers. This module holds the state machine; what every
+engine shares it takes from one place: the legal actions as a bit word and a base action per lane
+(:func:`smear_env.phases.legal_bits`), the observation words (:func:`smear_env.observation.feature_parts`,
+gathered by :mod:`smear_env.lane_observation`), the records (:mod:`smear_env.recording`, through
+:mod:`smear_env.lane_records`) and the card rules (:mod:`smear_env.rules`).
+``benchmarks/engine_once.py`` and ``benchmarks/vector_speed.py`` measure it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from . import phases
 from . import rules as R
 from .actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE, action_name
-from .cards import CARD_NAMES, NUM_CARDS, STOCK_SIZE, SUIT_CHARS, cards_of
-from .config import ALL_PASS_DEALER_MUST_BID, SmearRules
-from .game import (
+from .config import SmearRules
+from .game import IllegalActionError
+from .lane_deals import (  # noqa: F401 (re-exported: the batched engine's deals)
+    SEED_LIMIT,
+    VectorDealSource,
+    check_seed,
+    deck_of,
+    lane_deal,
+    reference_game,
+    source_deals,
+)
+from .lane_observation import observe_lanes
+from .lane_records import LaneRecorder
+from .phases import (  # noqa: F401 (random_actions re-exported)
     BIDDING,
     DISCARD,
     NUM_PLAYERS,
     PLAY,
-    POINT_NAMES,
     TRUMP,
-    Game,
-    IllegalActionError,
     Phase,
+    card_mask,
+    kitty_cards,
+    legal_bits,
+    random_actions,
+    random_bit_actions,
 )
-from .observation import (
-    BIDDER,
-    BIDS,
-    CONTRACT,
-    DEALER,
-    DISCARDS,
-    HAND,
-    HAND_SIZES,
-    KITTY,
-    KITTY_SIZE,
-    NUM_BID_STATES,
-    OBS_SIZE,
-    PHASE,
-    PLAYED_BY,
-    SCORES,
-    STUCK,
-    TARGET,
-    TO_ACT,
-    TRICK,
-    TRICK_LEADER,
-    TRUMP_,
-    VOIDS,
-    WON,
-)
+from .worlds import HAND_FIELDS, world_states
+
+MAX_HANDS_LIMIT = 1 << 24
 
 __all__ = [
     "SEAT_SIGN",
@@ -149,29 +112,15 @@ __all__ = [
 ]
 
 _I = np.int64
-# R6: bid actions 1..3 (bids 2..4) allowed above the high bid, by high bid (0, -, 2, 3).
-_BID_BITS = np.array([0b1110, 0, 0b1100, 0b1000, 0], dtype=_I)
 SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)
 """Team 0's reward to each seat: + for seats 0 and 2, - for seats 1 and 3."""
 _SEATS = np.arange(NUM_PLAYERS, dtype=_I)
-# per-hand integers and their values at a deal
-_HAND_FIELDS = {
-    "high_bid": 0, "bidder": -1, "kitty": 0, "trump": -1, "discards": 0, "n_discards": 0, "trick_bits": 0,
-    "led": -1, "trick_len": 0, "leader": -1, "tricks_done": 0,
-}
-_HAND_RESET = np.array(list(_HAND_FIELDS.values()), dtype=_I)[:, None]
+# per-hand integers (worlds.HAND_FIELDS) and their values at a deal
+_HAND_RESET = np.array(list(HAND_FIELDS.values()), dtype=_I)[:, None]
 _SEAT_RESET = np.array([0, -1, 0, 0], dtype=_I)[:, None, None]  # bids, trick, played_by, voids
 # the per-lane state arrays besides _per_hand and _per_seat (VectorGame.copy_lanes)
 _LANE_STATE = ("game_index", "hand_number", "scores", "dealer", "phase", "to_act", "hands", "deal", "stock",
                "won", "discard_order", "hand_bidder", "hand_contract", "hand_made", "hand_points")
-# popcount of a byte; position of the r-th set bit of a byte (0 where there is none)
-_POP_BYTE = np.array([b.bit_count() for b in range(256)], dtype=_I)
-_SELECT_BYTE = np.array(
-    [[([i for i in range(8) if b >> i & 1] + [0] * 8)[r] for r in range(8)] for b in range(256)], dtype=_I
-)
-_BID_OFFSETS = NUM_BID_STATES * _SEATS  # bit of bid state b of relative seat r: 5 r + b
-
-
 class VectorIllegalActionError(IllegalActionError):
     """An illegal action in one lane of a :class:`VectorGame`; ``lane``, ``action`` and ``legal`` say which.
     No lane moved."""
@@ -208,91 +157,6 @@ class StepResult:
     """(N, 4) float32: +1 winners / -1 losers on ``game_over``; 0 otherwise and when truncated."""
 
 
-# ------------------------------------------------------------------------------------------------ deals
-MAX_HANDS_LIMIT = 1 << 24
-SEED_LIMIT = 1 << 64
-
-
-def check_seed(seed: Any) -> int:
-    """``seed`` as an int if it is an integer 0..2**64 - 1 (the deal hash's key), else ``ValueError``
-    naming it (a bool, float or larger integer is never coerced or masked)."""
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise ValueError(f"seed must be an integer 0..2**64 - 1, not {seed!r} ({type(seed).__name__})")
-    if not 0 <= int(seed) < SEED_LIMIT:
-        raise ValueError(f"seed must be an integer 0..2**64 - 1, not {seed!r}")
-    return int(seed)
-
-
-class VectorDealSource(Protocol):
-    """Deals from outside the engine (e.g. the duplicate evaluator's deal sequences).
-
-    ``deals(lanes, games, hands)`` gets (k,) int64 arrays -- the lanes to deal, the index of the game in
-    progress in each (``VectorGame.game_index``) and the hand within that game (``hand_number``: hands
-    dealt before it, thrown-in ones included) -- and returns ``(perm, first_dealer)``: ``perm`` (k, 32)
-    the deck of each deal (cards 0-5 to seat 0, ..., 18-23 to seat 3, 24-31 the stock in order, kitty
-    first; the order within a hand does not matter) and ``first_dealer`` (k,) the game's first dealer
-    (R4, used where ``hands == 0``). Calls come in the order the engine deals (lanes ascending within a
-    call), so a source may hand out games from a queue when it sees ``hands == 0``."""
-
-    def deals(self, lanes: np.ndarray, games: np.ndarray, hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        ...
-
-
-def _external_deals(source: VectorDealSource, lanes: np.ndarray, games: np.ndarray,
-                    hands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    perm, dealer = source.deals(lanes, games, hands)
-    perm = np.asarray(perm, dtype=_I)
-    dealer = np.asarray(dealer, dtype=_I)
-    k = lanes.shape[0]
-    if perm.shape != (k, NUM_CARDS) or dealer.shape != (k,):
-        raise ValueError(f"deal source {source!r} returned shapes {perm.shape}, {dealer.shape}; expected "
-                         f"({k}, {NUM_CARDS}) and ({k},)")
-    if ((dealer < 0) | (dealer > 3)).any() or (np.sort(perm, axis=1) != np.arange(NUM_CARDS)).any():
-        raise ValueError(f"deal source {source!r} returned a deal that is not a permutation of the 32 cards "
-                         "or a first dealer outside 0..3")
-    return perm, dealer
-
-
-def deck_of(hands: Sequence[Sequence[int]], stock: Sequence[int]) -> list[int]:
-    """The ``perm`` row of a :class:`VectorDealSource` for a deal ``(hands, stock)`` (e.g.
-    ``DealSequence.deal(i)``): the four hands then the stock."""
-    return [c for h in hands for c in h] + list(stock)
-
-
-def lane_deal(seed: int, lane: int, game: int, hand: int) -> tuple[int, list[list[int]], list[int]]:
-    """``(first_dealer, hands, stock)`` of hand ``hand`` of game ``game`` in lane ``lane`` of a
-    :class:`VectorGame` seeded ``seed``; ``hands`` are 4 sorted lists of 6 card ids, ``stock`` 8 card ids in
-    order (the kitty first, R9). ``first_dealer`` is the game's first dealer (R4), meaningful for hand 0."""
-    return R.lane_deal(check_seed(seed), lane, game, hand)
-
-
-def reference_game(rules: SmearRules, seed: int, lane: int, game: int) -> Game:
-    """The reference :class:`~smear_env.game.Game` that lane ``lane`` plays as its game ``game``, at the
-    start of its first hand. Deal each later hand with
-    ``g.start_next_hand(deal=lane_deal(seed, lane, game, g.hand_number + 1)[1:])``."""
-    dealer, hands, stock = lane_deal(seed, lane, game, 0)
-    return Game.from_deal(hands, stock, dealer, rules)
-
-
-# ------------------------------------------------------------------------------------------------ helpers
-def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per row of a ``(N, 72)`` bool mask (one uniform float per row):
-    the ``r``-th legal action in id order, ``r = floor(u * count)``."""
-    mask = np.asarray(mask, dtype=bool)
-    if mask.ndim != 2:
-        raise ValueError(f"mask must have shape (N, {NUM_ACTIONS}), got {mask.shape}")
-    packed = np.packbits(mask, axis=1, bitorder="little")
-    cum = np.cumsum(_POP_BYTE[packed], axis=1)  # legal actions up to each byte
-    counts = cum[:, -1]
-    if (counts == 0).any():
-        raise ValueError(f"rows {np.flatnonzero(counts == 0)[:8].tolist()} of the mask have no legal action")
-    r = (rng.random(mask.shape[0]) * counts).astype(_I)
-    byte = (cum <= r[:, None]).sum(axis=1)
-    rows = np.arange(mask.shape[0])
-    before = np.where(byte > 0, cum[rows, byte - 1], 0)
-    return (byte << 3) + _SELECT_BYTE[packed[rows, byte], r - before]
-
-
 # ------------------------------------------------------------------------------------------------ engine
 class VectorGame:
     """N games of Smear stepped as arrays (see the module docstring for the contract)."""
@@ -322,7 +186,6 @@ class VectorGame:
         self.max_hands = int(max_hands)
         self.recording = bool(record)
         self._k = self.rules.kitty_size
-        self._stuck_rule = self.rules.all_pass == ALL_PASS_DEALER_MUST_BID
         self._ar = np.arange(n, dtype=_I)
         self._ar2x = self._ar << 1
         self._ar4 = self._ar << 2
@@ -341,7 +204,7 @@ class VectorGame:
         self.stock = z(8)  # stock card ids, kitty first (R9)
         # Per-hand integers are rows of one array, per-seat masks planes of another, so that a new deal
         # resets each with one assignment (to _HAND_RESET, _SEAT_RESET).
-        self._per_hand = np.zeros((len(_HAND_FIELDS), n), dtype=_I)
+        self._per_hand = np.zeros((len(HAND_FIELDS), n), dtype=_I)
         (
             self.high_bid,
             self.bidder,  # high bidder so far (-1 none); the bidder once bidding is over
@@ -377,12 +240,7 @@ class VectorGame:
         self._trick_f = self.trick.reshape(-1)
         self._voids_f = self.voids.reshape(-1)
         self._won_f = self.won.reshape(-1)
-        if self.recording:
-            self._log = z(32)  # actions of the current hand (4 bids + trump + 3 discards + 24 plays)
-            self._log_len = z()
-            self._trick_winners = z(6)
-            self._hand_records: list[list[dict[str, Any]]] = [[] for _ in range(n)]
-            self._finished: list[dict[str, Any]] = []
+        self._recorder = LaneRecorder(n, self.rules) if self.recording else None
         self._start_hands(self._ar, new_game=np.ones(n, dtype=bool))
 
     # -------------------------------------------------------------------------------- dealing
@@ -392,7 +250,7 @@ class VectorGame:
             perm, first_dealer = R.hashed_deals(self._lane_keys[idx], self.game_index[idx],
                                                  self.hand_number[idx])
         else:
-            perm, first_dealer = _external_deals(self.deal_source, idx, self.game_index[idx],
+            perm, first_dealer = source_deals(self.deal_source, idx, self.game_index[idx],
                                                  self.hand_number[idx])
         self.dealer[idx] = np.where(new_game, first_dealer, self.dealer[idx])
         hands, stock = R.deal_masks(perm)  # R5
@@ -404,41 +262,25 @@ class VectorGame:
         self._per_hand[:, idx] = _HAND_RESET
         self._per_seat[:, idx] = _SEAT_RESET
         self.won[idx] = 0
-        if self.recording:
-            self._log_len[idx] = 0
+        if self._recorder is not None:
+            self._recorder.dealt(idx)
 
     # -------------------------------------------------------------------------------- legality
-    def _legal_bits(self) -> tuple[np.ndarray, np.ndarray]:
+    def legal_bits(self) -> tuple[np.ndarray, np.ndarray]:
         """Per lane ``(bits, base)``: the legal actions are ``base + i`` for the set bits ``i`` of ``bits``;
-        ``base`` is 0 (bids and trump: actions 0..7), 8 (discards, by card) or 40 (plays, by card)."""
+        ``base`` is 0 (bids and trump: actions 0..7), 8 (discards, by card) or 40 (plays, by card)
+        (:func:`smear_env.phases.legal_bits`, the one legal-action function of every engine)."""
         if self._legal is not None:
             return self._legal
-        phase = self.phase
-        hand = self._hands_f[self._ar4 + self.to_act]
-        # R12, R10: follow the suit led or trump; the first lead (kitty > 0) must be trump.
-        bits = R.playable(hand, self.led, self.trump, self.tricks_done == 0)
-        base = np.full(self.num_games, PLAY_ACTION_BASE, dtype=_I)
-        other = np.flatnonzero(phase != PLAY)
-        if other.size:
-            ph = phase[other]
-            h = hand[other]
-            # R6, R8: bids above the high bid; pass unless the dealer is stuck.
-            high = self.high_bid[other]
-            if self._stuck_rule:
-                bid = _BID_BITS[high] | ((self.to_act[other] != self.dealer[other]) | (high != 0))
-            else:
-                bid = _BID_BITS[high] | 1
-            # R10: trump among the suits in hand; R11: a trump only while every card is a trump.
-            trump = R.suits_held(h) << TRUMP_ACTION_BASE
-            disc = R.discard_pool(h, self.trump[other])
-            bits[other] = np.where(ph == BIDDING, bid, np.where(ph == TRUMP, trump, disc))
-            base[other] = np.where(ph == DISCARD, DISCARD_ACTION_BASE, 0)
-        self._legal = (bits, base)
+        to_act = self.to_act
+        stuck = phases.dealer_stuck(self.rules, self.phase, to_act, to_act, self.dealer, self.high_bid)
+        self._legal = legal_bits(self.phase, self._hands_f[self._ar4 + to_act], self.high_bid, stuck,
+                                 self.trump, self.led, self.tricks_done == 0)
         return self._legal
 
     def legal_mask(self) -> np.ndarray:
         """(N, 72) bool: legal actions of the seat to act in each lane."""
-        bits, base = self._legal_bits()
+        bits, base = self.legal_bits()
         n = self.num_games
         packed = np.empty((n, 9), dtype=np.uint8)  # 72 bits per lane: bits << base
         low = bits.astype(np.uint64) << base.astype(np.uint64)
@@ -453,17 +295,7 @@ class VectorGame:
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action in every lane (one uniform float per lane from ``rng``); the
         same draw as :func:`random_actions` of :meth:`legal_mask`, without building the mask."""
-        m, base = self._legal_bits()
-        # the r-th set bit of m (from bit 0): find its byte from the bytes' popcounts, then look it up
-        pop = _POP_BYTE
-        c1 = pop[m & 255]
-        c2 = c1 + pop[(m >> 8) & 255]
-        c3 = c2 + pop[(m >> 16) & 255]
-        r = (rng.random(self.num_games) * (c3 + pop[m >> 24])).astype(_I)
-        byte = (r >= c1).astype(_I) + (r >= c2) + (r >= c3)
-        before = np.where(byte == 0, 0, np.where(byte == 1, c1, np.where(byte == 2, c2, c3)))
-        shift = byte << 3
-        return base + shift + _SELECT_BYTE[(m >> shift) & 255, r - before]
+        return random_bit_actions(*self.legal_bits(), rng)
 
     def _check_lanes(self, lanes: Any) -> np.ndarray:
         idx = np.asarray(lanes)
@@ -482,7 +314,7 @@ class VectorGame:
         if a.dtype.kind not in "iu":
             raise IllegalActionError(f"actions must be integer action ids, not dtype {a.dtype}")
         a = a.astype(_I)
-        bits, base = self._legal_bits()
+        bits, base = self.legal_bits()
         if lanes is not None:
             bits, base = bits[lanes], base[lanes]
         d = a - base
@@ -513,9 +345,8 @@ class VectorGame:
         n = self.num_games
         if idx is None:
             phase = self.phase
-            if self.recording:
-                self._log[self._ar, self._log_len] = a
-                self._log_len += 1
+            if self._recorder is not None:
+                self._recorder.decided(self._ar, a)
             i_play = np.flatnonzero(phase == PLAY)
             i_bid = np.flatnonzero(phase == BIDDING)
             i_trump = np.flatnonzero(phase == TRUMP)
@@ -523,9 +354,8 @@ class VectorGame:
             a_play, a_bid, a_trump, a_disc = a[i_play], a[i_bid], a[i_trump], a[i_disc]
         else:
             phase = self.phase[idx]
-            if self.recording:
-                self._log[idx, self._log_len[idx]] = a
-                self._log_len[idx] += 1
+            if self._recorder is not None:
+                self._recorder.decided(idx, a)
             s_play, s_bid = np.flatnonzero(phase == PLAY), np.flatnonzero(phase == BIDDING)
             s_trump, s_disc = np.flatnonzero(phase == TRUMP), np.flatnonzero(phase == DISCARD)
             i_play, i_bid, i_trump, i_disc = idx[s_play], idx[s_bid], idx[s_trump], idx[s_disc]
@@ -584,7 +414,7 @@ class VectorGame:
         self.to_act[jb] = b
         self.leader[jb] = b  # R12: the bidder leads the first trick
         if self._k:
-            kitty = np.bitwise_or.reduce(np.left_shift(1, self.stock[jb, : self._k]), axis=1)  # R9
+            kitty = card_mask(kitty_cards(self.stock[jb], self._k))  # R9
             self.kitty[jb] = kitty
             self.hands[jb, b] |= kitty
             self.phase[jb] = TRUMP
@@ -634,8 +464,8 @@ class VectorGame:
         winner = R.trick_winner(self.trick[j], trump[full], led[full])  # R12: the seat (trick stored by seat)
         self._won_f[(j << 1) + (winner & 1)] |= tbits[full]
         td = self.tricks_done[j]
-        if self.recording:
-            self._trick_winners[j, td] = winner
+        if self._recorder is not None:
+            self._recorder.trick_won(j, td, winner)
         td = td + 1
         self.tricks_done[j] = td
         self.to_act[j] = winner
@@ -672,13 +502,8 @@ class VectorGame:
         res.reward_score[idx] = (change[:, 0] - change[:, 1]).astype(np.float32)[:, None] * SEAT_SIGN
         if over.any():
             res.reward_win[idx[over]] = np.where(winner[over, None] == 0, SEAT_SIGN, -SEAT_SIGN)
-        if self.recording:
-            pts = np.stack([high, low, jack, game], axis=1).tolist()
-            cps = np.stack([cp0, cp1], axis=1).tolist()
-            self._results = {
-                lane: (pts[i], cps[i], bool(made[i]), change[i].tolist(), new[i].tolist())
-                for i, lane in enumerate(idx.tolist())
-            }
+        if self._recorder is not None:
+            self._recorder.scored(idx, self.hand_points[idx], np.stack([cp0, cp1], axis=1), made, change, new)
 
     def _end_hands(self, idx: np.ndarray, res: StepResult) -> None:
         """Lanes ``idx`` finished a hand (scored or thrown in): deal the next hand or start a new game."""
@@ -687,8 +512,8 @@ class VectorGame:
         trunc = ~over & (hn >= self.max_hands)  # R21
         res.truncated[idx[trunc]] = True
         new_game = over | trunc
-        if self.recording:
-            self._record_hands(idx, res, new_game)
+        if self._recorder is not None:
+            self._recorder.hands_ended(self, idx, res.thrown_in, res.winner, new_game)
         self.hand_number[idx] = np.where(new_game, 0, hn)
         self.game_index[idx] += new_game
         self.scores[idx[new_game]] = 0
@@ -703,85 +528,31 @@ class VectorGame:
         completed by ``deals`` (:class:`~smear_env.infoset.HiddenDeal` objects consistent with them, e.g.
         :func:`~smear_env.infoset.sample_hidden`): what a search agent does to play a sampled world on.
 
-        Everything a lane holds comes from the view and the deal, nothing from the lane's previous state,
-        so an observer's search can see no card it does not know. Where neither says which cards are
-        which and the observer cannot tell either, ``rng`` chooses: the order of the stock (which of its
-        cards are the kitty, while bidding) and, for another seat's contract, which of the bidder's
-        cards came from the kitty (the bidder's own observation shows them). The lanes start a new game
-        history: ``game_index`` and ``hand_number`` 0, no records (use an engine without ``record``)."""
+        Everything a lane holds comes from the view and the deal (:func:`smear_env.worlds.world_states`),
+        nothing from the lane's previous state, so an observer's search can see no card it does not know.
+        Where neither says which cards are which and the observer cannot tell either, ``rng`` chooses: the
+        order of the stock (which of its cards are the kitty, while bidding) and, for another seat's
+        contract, which of the bidder's cards came from the kitty (the bidder's own observation shows
+        them). The lanes start a new game history: ``game_index`` and ``hand_number`` 0, no records (use
+        an engine without ``record``)."""
         idx = self._check_lanes(lanes)
         if not (len(views) == len(deals) == idx.size):
             raise ValueError(f"load_worlds: {idx.size} lanes, {len(views)} views and {len(deals)} deals")
         if self.recording:
             raise ValueError("load_worlds: an engine that records games cannot load positions")
-        k = self._k
-        m = idx.size
-        hand_rows = np.zeros((len(_HAND_FIELDS), m), dtype=_I)
-        seat_rows = np.zeros((4, m, 4), dtype=_I)
-        scal = np.zeros((5, m), dtype=_I)  # phase, to_act, dealer, score 0, score 1
-        hands = np.zeros((m, 4), dtype=_I)
-        stock = np.zeros((m, STOCK_SIZE), dtype=_I)
-        won = np.zeros((m, 2), dtype=_I)
-        order = np.zeros((m, 3), dtype=_I)
-        for j, (v, d) in enumerate(zip(views, deals, strict=True)):
-            if v.seat != 0 or v.to_act is None:
-                raise ValueError("load_worlds: views must be relative (observer = seat 0) with a seat to act")
-            bidding = v.phase == BIDDING
-            bids = [0 if b is None else (1 if b == 0 else b) for b in v.bids]
-            if bidding:
-                high = max(bids) if max(bids) >= 2 else 0
-                bidder = bids.index(high) if high else -1
-            else:
-                high, bidder = int(v.contract), int(v.bidder)
-            played = v.played_by[0] | v.played_by[1] | v.played_by[2] | v.played_by[3]
-            if bidding or not k:
-                kitty = 0
-                pool = list(cards_of(d.stock))
-                rng.shuffle(pool)
-                stock_ids = pool if bidding else [0] * k + pool
-            else:
-                if bidder == 0:
-                    kitty = v.kitty
-                else:  # which k of the bidder's cards were the kitty: the observer cannot tell
-                    had = cards_of(d.hands[bidder] | d.discards | v.played_by[bidder])
-                    kitty = sum(1 << int(c) for c in rng.choice(had, size=k, replace=False))
-                rest = list(cards_of(d.stock))
-                rng.shuffle(rest)
-                stock_ids = cards_of(kitty) + rest
-            discards = v.discards if bidder == 0 else d.discards
-            trick = v.trick
-            if trick:
-                leader = v.trick_leader
-            else:
-                leader = v.to_act if v.phase == PLAY else (-1 if bidding else bidder)
-            tricks_done = (played.bit_count() - len(trick)) // 4
-            hand_rows[:, j] = (high, bidder, kitty, -1 if v.trump is None else v.trump, discards,
-                               discards.bit_count(), sum(1 << c for c in trick),
-                               trick[0] >> 3 if trick else -1, len(trick), leader, tricks_done)
-            seat_rows[0, j] = bids
-            seat_rows[1, j] = -1
-            for i, c in enumerate(trick):
-                seat_rows[1, j, (leader + i) & 3] = c
-            seat_rows[2, j] = v.played_by
-            seat_rows[3, j] = v.voids
-            scal[:, j] = (int(v.phase), v.to_act, v.dealer, v.scores[0], v.scores[1])
-            hands[j] = d.hands
-            stock[j, : len(stock_ids)] = stock_ids
-            won[j] = v.won_by_team
-            ids = cards_of(discards)
-            order[j, : len(ids)] = ids
+        w = world_states(views, deals, self._k, rng)
         self._legal = None
         self.game_index[idx] = 0
         self.hand_number[idx] = 0
-        self.phase[idx], self.to_act[idx], self.dealer[idx] = scal[0], scal[1], scal[2]
-        self.scores[idx] = scal[3:].T
-        self.hands[idx] = hands
-        self.deal[idx] = hands | seat_rows[2]
-        self.stock[idx] = stock
-        self._per_hand[:, idx] = hand_rows
-        self._per_seat[:, idx] = seat_rows
-        self.won[idx] = won
-        self.discard_order[idx] = order
+        self.phase[idx], self.to_act[idx], self.dealer[idx] = w.phase, w.to_act, w.dealer
+        self.scores[idx] = w.scores
+        self.hands[idx] = w.hands
+        self.deal[idx] = w.hands | w.per_seat[2]
+        self.stock[idx] = w.stock
+        self._per_hand[:, idx] = w.per_hand
+        self._per_seat[:, idx] = w.per_seat
+        self.won[idx] = w.won
+        self.discard_order[idx] = w.discard_order
 
     def copy_lanes(self, lanes: Any, source: VectorGame, source_lanes: Any) -> None:
         """Set lanes ``lanes`` (increasing distinct indices) to the states of ``source``'s lanes
@@ -809,18 +580,9 @@ class VectorGame:
         if not idx.size:
             return
         self._legal = None
-        if self.recording:
-            for lane in idx.tolist():
-                self._finished.append({
-                    "format": "smear-record/1",
-                    "rules": self.rules.to_dict(),
-                    "seed": None,
-                    "hands": self._hand_records[lane],
-                    "final_scores": self.scores[lane].tolist(),
-                    "winner": None,
-                    "truncated": True,
-                })
-                self._hand_records[lane] = []
+        if self._recorder is not None:
+            for lane in idx.tolist():  # truncated (R21): no winner
+                self._recorder.game_over(lane, self.scores[lane].tolist(), None)
         self.hand_number[idx] = 0
         self.game_index[idx] += 1
         self.scores[idx] = 0
@@ -831,167 +593,25 @@ class VectorGame:
         """(N, 493) float32 observations, each equal to ``observation.encode_game(game, seat)``; ``seats``
         (N,) picks the observing seat per lane (default: the seat to act). ``out``: an (N, 493) float32
         array to write them into (e.g. a row block of a rollout buffer) instead of a new array."""
-        return self._observe(seats, out)
+        return observe_lanes(self, seats, out)
 
     def observe_words(self, seats: np.ndarray | None = None) -> np.ndarray:
         """(N, 8) int64: the 0/1 features of :meth:`observe`'s rows as 512 bits, bit ``i`` of a row (bit
         ``i % 64`` of word ``i // 64``) set where column ``i`` is 1; the raw terms (scores, target, hand
         sizes) are 0 bits. The packed form an agent that reads only card and state bits takes, without
         the float rows (``np.unpackbits`` of it, little-endian, is the 0/1 part of ``observe``)."""
-        return self._observe(seats, None, "words")
+        return observe_lanes(self, seats, None, "words")
 
-    def _observe(self, seats: np.ndarray | None, out: np.ndarray | None, form: str = "floats") -> Any:
-        """``form``: "floats" (:meth:`observe`), "words" (:meth:`observe_words`) or "both" (``(words,
-        floats)`` of one pass)."""
-        n = self.num_games
-        if seats is None:
-            s = self.to_act
-        else:
-            s = np.asarray(seats)
-            if s.shape != (n,) or s.dtype.kind not in "iu" or ((s < 0) | (s > 3)).any():
-                raise ValueError(f"seats must be an integer array of {n} seats 0..3, got {seats!r}")
-            s = s.astype(_I)
-        rel = self._ar4[:, None] + ((s[:, None] + _SEATS) & 3)  # flat index of each relative seat
-        own = self._ar2x + (s & 1)  # flat index of the observer's team
-        other = own ^ 1
-        phase = self.phase
-        bidding_over = phase != BIDDING
-        is_bidder = bidding_over & (self.bidder == s)
-        # All 0/1 features as 512 bits (8 little-endian words; bit i = vector index i), unpacked once.
-        words = np.zeros((n, 8), dtype=_I)
-
-        def put(offset: int, v: np.ndarray) -> None:  # v: at most 32 bits
-            w, sh = divmod(offset, 64)
-            words[:, w] |= v << sh
-            if sh > 32:
-                words[:, w + 1] |= v >> (64 - sh)
-
-        one = np.int64(1)
-        words[:, 0] = (
-            (one << (PHASE + phase))
-            | (one << (TO_ACT + ((self.to_act - s) & 3)))
-            | (one << (DEALER + ((self.dealer - s) & 3)))
-            | (one << (KITTY_SIZE + self._k))
-            | (self._hands_f[self._ar4 + s] << HAND)
-        )
-        bs = self._bids_f[rel] + _BID_OFFSETS
-        put(BIDS, (one << bs[:, 0]) | (one << bs[:, 1]) | (one << bs[:, 2]) | (one << bs[:, 3]))
-        trump_known = R.trump_known(self.trump, is_bidder, (self.tricks_done > 0) | (self.trick_len > 0))
-        put(BIDDER, np.where(
-            bidding_over,
-            (one << ((self.bidder - s) & 3)) | (one << (CONTRACT - BIDDER - 2 + self.high_bid)),
-            0,
-        ) | np.where(trump_known, one << (TRUMP_ - BIDDER + np.maximum(self.trump, 0)), 0))
-        put(KITTY, np.where(is_bidder, self.kitty, 0))
-        put(DISCARDS, np.where(is_bidder, self.discards, 0))
-        pb = self._played_f[rel]
-        for r in range(4):
-            put(PLAYED_BY + 32 * r, pb[:, r])
-        put(WON, self._won_f[own])
-        put(WON + 32, self._won_f[other])
-        put(TRICK_LEADER, np.where(self.trick_len > 0, one << ((self.leader - s) & 3), 0))
-        tr = self._trick_f[rel]
-        tr = np.where(tr >= 0, one << np.maximum(tr, 0), 0)
-        for r in range(4):
-            put(TRICK + 32 * r, tr[:, r])
-        v = self._voids_f[rel]
-        v = v[:, 0] | (v[:, 1] << 4) | (v[:, 2] << 8) | (v[:, 3] << 12)
-        if self._stuck_rule:
-            stuck = (phase == BIDDING) & (self.to_act == s) & (s == self.dealer) & (self.high_bid == 0)
-            v = v | (stuck.astype(_I) << (STUCK - VOIDS))
-        put(VOIDS, v)
-        if form == "words":
-            return words
-        packed = words.astype("<i8", copy=False).view(np.uint8)
-        bits = np.unpackbits(packed, axis=1, count=OBS_SIZE, bitorder="little")
-        if out is None:
-            out = bits.astype(np.float32)
-        else:
-            if not isinstance(out, np.ndarray) or out.shape != (n, OBS_SIZE) or out.dtype != np.float32:
-                raise ValueError(f"out must be a float32 array of shape ({n}, {OBS_SIZE})")
-            out[...] = bits
-        # raw terms
-        scores = self.scores.reshape(-1)
-        out[:, SCORES] = scores[own]
-        out[:, SCORES + 1] = scores[other]
-        out[:, TARGET] = self.rules.target_score
-        out[:, HAND_SIZES : HAND_SIZES + 4] = np.bitwise_count(self._hands_f[rel])
-        return (words, out) if form == "both" else out
+    def observe_both(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(observe_words(seats), observe(seats))`` of one pass."""
+        return observe_lanes(self, seats, None, "both")
 
     # -------------------------------------------------------------------------------- records
-    def _record_hands(self, idx: np.ndarray, res: StepResult, new_game: np.ndarray) -> None:
-        k = self._k
-        for i, lane in enumerate(idx.tolist()):
-            dealer = int(self.dealer[lane])
-            dealt = self.deal[lane].tolist()
-            deal = [[CARD_NAMES[c] for c in range(NUM_CARDS) if m >> c & 1] for m in dealt]
-            log = self._log[lane, : self._log_len[lane]].tolist()
-            nb = 0
-            bids = []
-            for a in log:
-                if a >= TRUMP_ACTION_BASE or nb == 4:
-                    break
-                bids.append({"seat": (dealer + 1 + nb) & 3, "bid": "pass" if a == 0 else a + 1})
-                nb += 1
-            rec: dict[str, Any] = {
-                "dealer": dealer,
-                "deal": deal,
-                "stock": [CARD_NAMES[c] for c in self.stock[lane].tolist()],
-                "bids": bids,
-            }
-            if res.thrown_in[lane]:
-                rec["thrown_in"] = True
-            else:
-                bidder = int(self.bidder[lane])
-                rec["bidder"] = bidder
-                rec["contract"] = int(self.high_bid[lane])
-                if k:
-                    rec["kitty"] = [CARD_NAMES[c] for c in self.stock[lane, :k].tolist()]
-                rec["trump"] = SUIT_CHARS[int(self.trump[lane])]
-                if k:
-                    rec["discards"] = [CARD_NAMES[c] for c in self.discard_order[lane, :k].tolist()]
-                plays = [a - PLAY_ACTION_BASE for a in log[nb + (1 + k if k else 0):]]
-                tricks = []
-                leader = bidder
-                winners = self._trick_winners[lane].tolist()
-                for tn in range(6):
-                    cards = plays[4 * tn : 4 * tn + 4]
-                    tricks.append({
-                        "leader": leader,
-                        "plays": [
-                            {"seat": (leader + j) & 3, "card": CARD_NAMES[c]} for j, c in enumerate(cards)
-                        ],
-                        "winner": winners[tn],
-                    })
-                    leader = winners[tn]
-                rec["tricks"] = tricks
-                pts, cp, made, change, scores = self._results[lane]
-                rec["points"] = {n: (None if p < 0 else p) for n, p in zip(POINT_NAMES, pts, strict=True)}
-                rec["card_points"] = cp
-                rec["made_contract"] = made
-                rec["score_change"] = change
-                rec["scores"] = scores
-            hands = self._hand_records[lane]
-            hands.append(rec)
-            if new_game[i]:
-                winner = int(res.winner[lane])
-                self._finished.append({
-                    "format": "smear-record/1",
-                    "rules": self.rules.to_dict(),
-                    "seed": None,
-                    "hands": hands,
-                    "final_scores": self.scores[lane].tolist(),
-                    "winner": winner if winner >= 0 else None,
-                    "truncated": winner < 0,
-                })
-                self._hand_records[lane] = []
-
     def records(self) -> list[dict[str, Any]]:
         """The games finished or truncated since the last call, as smear-record/1 dicts (then cleared)."""
-        if not self.recording:
+        if self._recorder is None:
             raise RuntimeError("records() needs VectorGame(..., record=True)")
-        out, self._finished = self._finished, []
-        return out
+        return self._recorder.take()
 
     def memory_bytes(self) -> int:
         """Bytes held by the state arrays (all lanes)."""

@@ -32,9 +32,8 @@ from dataclasses import dataclass
 
 from . import __version__
 from .actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
-from .agents.checkpoint import ENV_VERSION, obs_layout_hash
 from .agents.checkpoint import FORMAT as CHECKPOINT_FORMAT
-from .observation import OBS_SIZE
+from .observation import ENV_VERSION, OBS_SIZE, obs_layout_hash
 from .record import FORMAT as RECORD_FORMAT
 
 PACKAGE_VERSION = __version__

@@ -24,7 +24,7 @@ RULES = [
 
 
 def _packed(game: VectorGame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    bits, base = game._legal_bits()
+    bits, base = game.legal_bits()
     return game.observe_words(), bits.copy(), base.copy()
 
 

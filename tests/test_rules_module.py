@@ -365,7 +365,7 @@ def _vector_games(rules: SmearRules, n: int, seed: int):
 
 @pytest.mark.parametrize("kitty", [0, 3])
 def test_vector_legal_bits_equal_the_spec(kitty):
-    """vector._legal_bits (R10, R11, R12) on the states of random play equals the plain statements of
+    """vector.legal_bits (R10, R11, R12) on the states of random play equals the plain statements of
     playable cards, the discard pool and the trump choices."""
     from smear_env.game import DISCARD, PLAY, TRUMP
 
@@ -373,7 +373,7 @@ def test_vector_legal_bits_equal_the_spec(kitty):
     rng = _rng(14)
     seen = set()
     for _ in range(150):
-        bits, base = vg._legal_bits()
+        bits, base = vg.legal_bits()
         hand = vg.hands[np.arange(64), vg.to_act]
         for i in range(64):
             h, t, ph = int(hand[i]), int(vg.trump[i]), int(vg.phase[i])

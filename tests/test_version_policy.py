@@ -10,6 +10,7 @@ from pathlib import Path
 
 import smear_env
 import smear_env.env as env_mod
+from smear_env import observation as O
 from smear_env import versioning as V
 from smear_env.agents import checkpoint as C
 
@@ -21,14 +22,14 @@ def test_observation_and_action_layout_match_the_pinned_env_version():
     line to ENV_HISTORY (smear_env/versioning.py) with the new env version, and see CHANGELOG.md."""
     assert V.layout_mismatches() == []
     line = V.ENV_HISTORY[-1]
-    assert line.env == V.ENV_VERSION == C.ENV_VERSION
-    assert line.obs_layout_hash == C.obs_layout_hash()
+    assert line.env == V.ENV_VERSION == C.ENV_VERSION == O.ENV_VERSION
+    assert line.obs_layout_hash == C.obs_layout_hash() == O.obs_layout_hash()
 
 
 def test_a_changed_observation_layout_is_caught(monkeypatch):
-    terms = list(C.TERMS)
+    terms = list(O.TERMS)
     terms[-1], terms[-2] = terms[-2], terms[-1]  # same size, two terms swapped
-    monkeypatch.setattr(C, "TERMS", tuple(terms))
+    monkeypatch.setattr(O, "TERMS", tuple(terms))  # obs_layout_hash lives with the layout
     (msg,) = V.layout_mismatches()
     assert "observation layout changed" in msg and "bump the env version" in msg and "smear_v0" in msg
 

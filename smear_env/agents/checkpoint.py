@@ -38,8 +38,6 @@ on) changes nothing at a position whose scores lie outside it: there its values 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -48,30 +46,24 @@ import numpy as np
 from ..actions import NUM_ACTIONS, short_repr
 from ..config import SmearRules
 from ..jsonsafe import JsonError, json_depth, loads_strict
-from ..observation import (
+from ..observation import (  # noqa: F401 (ENV_VERSION and obs_layout_hash re-exported: they live in observation)
+    ENV_VERSION,
     OBS_HIGH,
     OBS_LOW,
     OBS_SIZE,
     SCORES,
     SUIT_ACTION_TARGET,
     SUIT_OBS_SOURCE,
-    TERMS,
+    obs_layout_hash,
     suit_orders,
 )
 
 FORMAT = "smear-checkpoint/1"
-ENV_VERSION = "smear_v0"
 META_KEY = "smear"
 
 
 class CheckpointError(ValueError):
     """A checkpoint file is unreadable or does not fit the environment / rules it is used with."""
-
-
-def obs_layout_hash() -> str:
-    """Hash of the observation layout; changes whenever a term is added, removed, resized or moved."""
-    text = json.dumps([OBS_SIZE, [list(t) for t in TERMS]], separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------------------------- read
