@@ -351,7 +351,7 @@ def test_item9_exploit_refuses_an_earlier_run_unless_overwrite(tmp_path: Path,
     ("pimc:trump_candidates=5", "trump_candidates must be an integer from 0 to 4"),
     ("pimc:node_cap=1000000000000", "node_cap must be an integer from 1 to 100,000,000"),
     ("pimc:budget_ms=1e12", "budget_ms must be a number > 0 and <= 3,600,000"),
-    ("pimc:samples=" + "9" * 5000, "the value of option 'samples' is 5,000 characters long (at most 64)"),
+    ("pimc:samples=" + "9" * 5000, "the value of option 'samples' is 5,000 characters long (at most 4096)"),
 ])
 def test_item9_pimc_options_have_upper_bounds(spec: str, text: str) -> None:
     """Issue 50 item 9: `pimc:samples` (and the other counts) had no upper bound: a typo was a search that

@@ -7,8 +7,9 @@ from typing import Any
 
 __all__ = ["MAX_VALUE_CHARS", "parse_key_values", "parse_value", "shown_spec"]
 
-MAX_VALUE_CHARS = 64
-"""The longest option value accepted (``pimc:samples=<5,000 digits>`` is an error, not a number)."""
+MAX_VALUE_CHARS = 4096
+"""The longest option value accepted: a file path fits (a ``rollout:base=`` checkpoint), while
+``pimc:samples=<5,000 digits>`` is an error, not a number."""
 
 
 def shown_spec(spec: str) -> str:
