@@ -77,8 +77,7 @@ def main() -> None:
     if args.search_games:
         from smear_env.agents.shipped import checkpoint_file
         from training.distill import distill, policy_from_checkpoint
-        from training.distributed.shards import search_shard
-        from training.expert_iteration import search_spec
+        from training.expert_iteration import search_shard, search_spec
 
         base = checkpoint_file("default")
         spec = search_spec(base, "heuristic", 32, "trump+discard+play")

@@ -35,7 +35,8 @@ from training.algorithms.dmc_ray import RayDMCTrainer  # noqa: E402
 from training.config import load_config  # noqa: E402
 from training.distributed.pool import open_pool  # noqa: E402
 from training.distributed.settings import RaySettings  # noqa: E402
-from training.distributed.shards import plan, same_targets, search_shard  # noqa: E402
+from training.distributed.shards import plan, same_targets  # noqa: E402
+from training.expert_iteration import search_shard  # noqa: E402
 
 SEARCH = "rollout:base=heuristic,opponent=heuristic,samples=2,phases=trump"
 RAY = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"

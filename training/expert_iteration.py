@@ -26,11 +26,13 @@ import argparse
 import json
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from smear_env.config import SmearRules
@@ -71,9 +73,34 @@ def generate(spec: str, opponent: str, games: int, seed: int, out: str) -> dict[
             "seconds": round(time.monotonic() - t0, 1)}
 
 
+def search_shard(spec: str, opponent: str, games: int, seed: int) -> dict[str, Any]:
+    """An expert-iteration round's share: ``games`` duplicate games of the rollout agent ``spec`` against
+    ``opponent`` on seed ``seed``; ``{"match": figures without wall time, "targets": the recorded rows}``."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "targets.npz"
+        match = generate(spec, opponent, games, seed, str(out))
+        targets = load_targets([out])
+    match.pop("seconds", None)
+    return {"match": match, "targets": targets}
+
+
 def _generate_star(args: tuple[str, str, int, int, str]) -> dict[str, Any]:
     torch.set_num_threads(1)
     return generate(*args)
+
+
+def _search_on_ray(address: str, workers: int,
+                   jobs: list[tuple[str, str, int, int, str]]) -> list[dict[str, Any]]:
+    """A round's shares as Ray tasks (:mod:`training.distributed`): the same targets, written here, and the
+    same match figures as the local pool's (without wall time)."""
+    from .distributed.pool import open_pool
+    from .distributed.settings import RaySettings
+
+    with open_pool(RaySettings(address=address, workers=workers)) as pool:
+        parts = pool.map(search_shard, [job[:4] for job in jobs])
+    for job, part in zip(jobs, parts, strict=True):
+        np.savez_compressed(job[4], **part["targets"])
+    return [part["match"] for part in parts]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--min-gain", type=float, default=None,
                     help="distillation: keep only the changes the search valued at least this much above "
                     "the policy's action")
+    ap.add_argument("--ray-address", default=None, metavar="ADDR",
+                    help="play each worker's share of a round as a Ray task at this address ('auto': the "
+                    "cluster this machine belongs to, 'local': a private Ray, 'host:port'); the targets come "
+                    "back to this process, so no node needs its disk (docs/ray.md)")
     ap.add_argument("--resume", action="store_true", help="keep the rounds of --run-dir that are done "
                     "(their checkpoint and log line written) and run the others")
     return ap
@@ -161,7 +192,9 @@ def run(args: argparse.Namespace, command: str) -> int:
         spec = search_spec(policy_path, args.opponent, args.samples, args.phases, args.search_options)
         jobs = [(spec, args.opponent, args.games, args.seed + (rnd - 1) * args.workers + w,
                  str(targets_path(run, rnd, w))) for w in range(args.workers)]
-        if args.workers > 1:
+        if args.ray_address:
+            matches = _search_on_ray(args.ray_address, args.workers, jobs)
+        elif args.workers > 1:
             with worker_pool(args.workers) as pool:
                 matches = pool.map(_generate_star, jobs)
         else:

@@ -2,7 +2,7 @@
 shard carries its own seed, so its result is the same on any worker, local or on Ray.
 
 - :func:`evaluation_shard`: a duplicate match's figures (``smear_env.evaluation.run_match``);
-- :func:`search_shard`: an expert-iteration round's searched games and their targets
+- :func:`training.expert_iteration.search_shard`: an expert-iteration round's searched games and their targets
   (:func:`training.expert_iteration.generate`), returned as arrays, so no node needs the driver's disk;
 - the win model's games: :func:`training.winprob.collect` itself is a shard function;
 - :func:`plan`: the (games, seed) of each share of a stage's games (:func:`even_shares`,
@@ -11,8 +11,6 @@ shard carries its own seed, so its result is the same on any worker, local or on
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,20 +40,6 @@ def evaluation_shard(team_a: str, team_b: str, games: int, seed: int, rules: dic
     r = run_match(team_a, team_b, games=games, rules=SmearRules(**(rules or {})), seed=seed,
                   max_hands=max_hands)
     return {k: v for k, v in r.summary().items() if k != "seconds"}
-
-
-def search_shard(spec: str, opponent: str, games: int, seed: int) -> dict[str, Any]:
-    """An expert-iteration round's share: ``games`` duplicate games of the rollout agent ``spec`` against
-    ``opponent`` on seed ``seed``; ``{"match": figures without wall time, "targets": the recorded rows}``."""
-    from training.distill import load_targets
-    from training.expert_iteration import generate
-
-    with tempfile.TemporaryDirectory() as d:
-        out = Path(d) / "targets.npz"
-        match = generate(spec, opponent, games, seed, str(out))
-        targets = load_targets([out])
-    match.pop("seconds", None)
-    return {"match": match, "targets": targets}
 
 
 def same_targets(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:

@@ -52,6 +52,10 @@ class Config(StageConfig):
     """Loss weight of the rows where the search changed the policy's action."""
     min_gain: float | None = None
     """Keep only the changes the search valued at least this much above the policy's action (None: all)."""
+    ray_address: str | None = Field(None, min_length=1, max_length=256)
+    """Play each worker's share of a round as a Ray task at this address ("auto": the cluster this machine
+    belongs to, "local": a private Ray, "host:port"; None: local processes). The targets and the match
+    figures equal the local ones for the same seeds (docs/ray.md)."""
 
     inputs = {"init": "policy", "search_winprob": "winprob"}
     latest = ("init",)
