@@ -87,6 +87,7 @@ def test_search_shard_is_deterministic_in_its_seed():
 def local_ray(monkeypatch):
     ray = pytest.importorskip("ray")
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # ray.init would leave "token" set for later tests
+    gc.collect()  # handles left by an earlier Ray session of this process must not be freed in this one
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray

@@ -34,6 +34,7 @@ def test_dmc_without_ray_address_is_the_local_trainer():
 def local_ray(monkeypatch):
     ray = pytest.importorskip("ray")
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # ray.init would leave "token" set for later tests
+    gc.collect()  # handles left by an earlier Ray session of this process must not be freed in this one
     ray.init(address="local", num_cpus=3, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
