@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from smear_env.cards import CARD_NAMES, cards_of
@@ -34,3 +36,26 @@ def card_names_in(obj: Any) -> set[str]:
     elif isinstance(obj, str):
         out |= set(_CARD.findall(obj))
     return out
+
+
+@contextmanager
+def web_client(agents: Sequence[str] = ("heuristic", "random"), hints: Sequence[str] | None = None
+               ) -> Iterator[Any]:
+    """A Starlette test client of ``smear-serve``'s app (its state as ``client.app_state``)."""
+    from starlette.testclient import TestClient
+
+    from smear_env.play.web import create_app
+
+    app = create_app(list(agents)) if hints is None else create_app(list(agents), hints=list(hints))
+    with TestClient(app) as c:
+        c.app_state = app.state
+        yield c
+
+
+def new_web_game(client: Any, **body: Any) -> dict[str, Any]:
+    """``POST /api/games`` (one person against random, a heuristic partner, target 3 unless ``body`` says
+    otherwise); the 201 answer."""
+    r = client.post("/api/games", json={"opponents": "random", "partner": "heuristic",
+                                        "rules": {"target_score": 3}, **body})
+    assert r.status_code == 201, r.json()
+    return r.json()

@@ -22,7 +22,7 @@ from smear_env.evaluation import play_game
 from smear_env.game import BIDDING
 from smear_env.play.cli import shipped_agent_path
 from smear_env.play.web import MAX_REPLAY_HANDS, MAX_UPLOAD, build_parser, create_app
-from tests.play_helpers import card_names_in, known_names
+from tests.play_helpers import card_names_in, known_names, new_web_game, web_client
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 JSON = {"Content-Type": "application/json"}
@@ -31,19 +31,11 @@ HAVE_SHIPPED = shipped_agent_path() is not None
 
 @pytest.fixture
 def client():
-    from starlette.testclient import TestClient
-
-    app = create_app(["heuristic", "random"])
-    with TestClient(app) as c:
-        c.app_state = app.state
+    with web_client(["heuristic", "random"]) as c:
         yield c
 
 
-def _new(client, **body):
-    r = client.post("/api/games", json={"opponents": "random", "partner": "heuristic",
-                                        "rules": {"target_score": 3}, **body})
-    assert r.status_code == 201, r.json()
-    return r.json()
+_new = new_web_game
 
 
 def _strip(state):

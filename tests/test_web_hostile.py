@@ -22,6 +22,7 @@ from smear_env.config import SmearRules
 from smear_env.evaluation import play_game
 from smear_env.jsonsafe import json_depth
 from smear_env.play.web import MAX_RECORD_HANDS, create_app, main
+from tests.play_helpers import new_web_game, web_client
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 JSON = {"Content-Type": "application/json"}
@@ -29,19 +30,11 @@ JSON = {"Content-Type": "application/json"}
 
 @pytest.fixture
 def client():
-    from starlette.testclient import TestClient
-
-    app = create_app(["heuristic", "random"], hints=["heuristic"])
-    with TestClient(app) as c:
-        c.app_state = app.state
+    with web_client(["heuristic", "random"], hints=["heuristic"]) as c:
         yield c
 
 
-def _new(client, **body):
-    r = client.post("/api/games", json={"opponents": "random", "partner": "heuristic",
-                                        "rules": {"target_score": 3}, **body})
-    assert r.status_code == 201, r.json()
-    return r.json()
+_new = new_web_game
 
 
 def _one_line(r, status, *words):

@@ -13,18 +13,14 @@ from smear_env.config import SmearRules
 from smear_env.game import Game
 from smear_env.play import web
 from smear_env.play.explain import rule_notes
-from smear_env.play.web import create_app
+from tests.play_helpers import web_client
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
 
 @pytest.fixture
 def client():
-    from starlette.testclient import TestClient
-
-    app = create_app(["heuristic", "random"])
-    with TestClient(app) as c:
-        c.app_state = app.state
+    with web_client(["heuristic", "random"]) as c:
         yield c
 
 
