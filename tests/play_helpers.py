@@ -59,3 +59,29 @@ def new_web_game(client: Any, **body: Any) -> dict[str, Any]:
                                         "rules": {"target_score": 3}, **body})
     assert r.status_code == 201, r.json()
     return r.json()
+
+
+@contextmanager
+def serve_app(app: Any, log_level: str = "warning") -> Iterator[int]:
+    """``app`` served by uvicorn in a thread on a free port of 127.0.0.1 (yielded), stopped on exit."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level=log_level))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(200):
+            if srv.started:
+                break
+            time.sleep(0.05)
+        yield sock.getsockname()[1]
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

@@ -9,7 +9,6 @@ import json
 import os
 import socket
 import sys
-import threading
 import time
 
 import numpy as np
@@ -22,7 +21,7 @@ from smear_env.evaluation import play_game
 from smear_env.game import BIDDING
 from smear_env.play.cli import shipped_agent_path
 from smear_env.play.web import MAX_REPLAY_HANDS, MAX_UPLOAD, build_parser, create_app
-from tests.play_helpers import card_names_in, known_names, new_web_game, web_client
+from tests.play_helpers import card_names_in, known_names, new_web_game, serve_app, web_client
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 JSON = {"Content-Type": "application/json"}
@@ -462,23 +461,9 @@ def test_a_body_of_the_wrong_media_type_is_a_415(client):
 
 @pytest.fixture
 def live_server():
-    import uvicorn
-
     app = create_app(["heuristic"])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="error"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield port, app
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serve_app(app, log_level="error") as port:
+        yield port, app
 
 
 def _response_line(conn) -> bytes:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from smear_env.config import SmearRules
 from smear_env.evaluation import play_game
 from smear_env.play.cli import shipped_agent_path
 from smear_env.record import save_records
+from tests.play_helpers import serve_app
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -53,26 +52,12 @@ def _need_browser() -> None:
 def server():
     """smear-serve's app under uvicorn on a free loopback port, in a thread."""
     _need_browser()
-    import uvicorn
-
     from smear_env.play.web import create_app
 
     agents = (["default"] if HAVE_SHIPPED else []) + ["heuristic", "random"]
     app = create_app(agents, hints=agents[:1] + ["pimc"])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", app
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serve_app(app) as port:
+        yield f"http://127.0.0.1:{port}", app
 
 
 def _driver():

@@ -13,13 +13,12 @@ temporary folder, or to ``$SMEAR_SCREENSHOTS`` (``SMEAR_SCREENSHOTS=docs/img`` r
 from __future__ import annotations
 
 import os
-import socket
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.play_helpers import serve_app
 from tests.test_web_browser import (
     _act,
     _driver,
@@ -39,25 +38,11 @@ pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.te
 @pytest.fixture(scope="module")
 def server():
     _need_browser()
-    import uvicorn
-
     from smear_env.play.web import create_app
 
     app = create_app(["heuristic", "random"], hints=["heuristic"])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", app
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serve_app(app) as port:
+        yield f"http://127.0.0.1:{port}", app
 
 
 @pytest.fixture(scope="module")
