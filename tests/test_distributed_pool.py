@@ -4,7 +4,6 @@ where ray is absent (``make test-frameworks`` runs them in the RLlib venv)."""
 
 from __future__ import annotations
 
-import gc
 import json
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 pytest.importorskip("torch")
 
 from smear_env.config import SmearRules  # noqa: E402
+from tests.ray_helpers import local_ray_session  # noqa: E402
 from training.distributed.pool import LocalPool, open_pool  # noqa: E402
 from training.distributed.settings import RaySettings, SettingsError  # noqa: E402
 from training.distributed.shards import evaluation_shard, plan, same_targets  # noqa: E402
@@ -85,15 +85,8 @@ def test_search_shard_is_deterministic_in_its_seed():
 
 @pytest.fixture
 def local_ray(monkeypatch):
-    ray = pytest.importorskip("ray")
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # ray.init would leave "token" set for later tests
-    gc.collect()  # handles left by an earlier Ray session of this process must not be freed in this one
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
+    with local_ray_session(monkeypatch, num_cpus=2) as ray:
         yield ray
-    finally:
-        gc.collect()  # no handle of this Ray may be freed in the next one's session (ids repeat)
-        ray.shutdown()
 
 
 def test_ray_pool_equals_local_pool(local_ray):

@@ -4,7 +4,6 @@ checkpoints and resume. Skipped where ray is absent (``make test-frameworks`` ru
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
 
@@ -13,6 +12,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from tests.ray_helpers import local_ray_session  # noqa: E402
 from training.algorithms import make_trainer  # noqa: E402
 from training.algorithms.dmc import DMCTrainer  # noqa: E402
 from training.config import load_config  # noqa: E402
@@ -32,15 +32,8 @@ def test_dmc_without_ray_address_is_the_local_trainer():
 
 @pytest.fixture
 def local_ray(monkeypatch):
-    ray = pytest.importorskip("ray")
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # ray.init would leave "token" set for later tests
-    gc.collect()  # handles left by an earlier Ray session of this process must not be freed in this one
-    ray.init(address="local", num_cpus=3, include_dashboard=False, log_to_driver=False)
-    try:
+    with local_ray_session(monkeypatch, num_cpus=3) as ray:
         yield ray
-    finally:
-        gc.collect()  # no handle of this Ray may be freed in the next one's session (ids repeat)
-        ray.shutdown()
 
 
 def _same_weights(a, b) -> bool:
