@@ -136,9 +136,18 @@ function fillAgents(opts) {
   show($("agent-notes"), notes.length > 0);
 }
 
+let agentsAsked = 0;  // only the answer to the latest question fills the form: replies may arrive out of order
+
 async function refreshAgents() {
-  try { fillAgents(await api("POST", "/api/agents", { rules: rulesOfForm() })); show($("setup-error"), false); }
-  catch (e) { $("setup-error").textContent = e.message; show($("setup-error"), true); }
+  const mine = ++agentsAsked;
+  try {
+    const opts = await api("POST", "/api/agents", { rules: rulesOfForm() });
+    if (mine !== agentsAsked) return;
+    fillAgents(opts); show($("setup-error"), false);
+  } catch (e) {
+    if (mine !== agentsAsked) return;
+    $("setup-error").textContent = e.message; show($("setup-error"), true);
+  }
 }
 
 async function deal() {
