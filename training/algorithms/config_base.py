@@ -45,8 +45,6 @@ def yaml_float(v: Any) -> Any:
     return v
 
 
-Float = Annotated[float, BeforeValidator(yaml_float)]
-"""A float field: ints and YAML exponent strings are taken as floats; nan and inf are refused."""
 Positive = Annotated[float, Field(gt=0), BeforeValidator(yaml_float)]
 NonNegative = Annotated[float, Field(ge=0), BeforeValidator(yaml_float)]
 Fraction = Annotated[float, Field(ge=0, le=1), BeforeValidator(yaml_float)]
