@@ -47,7 +47,7 @@ def test_smoke_train_resume_evaluate(tmp_path):
 
 def test_resume_restores_exact_training_state(tmp_path):
     from training.algorithms.ppo import PPOTrainer
-    from training.train import Run, resume_from
+    from training.run_folder import Run, resume_from
 
     overrides = ["rules.target_score=5", "total_timesteps=400", "output.tensorboard=false"]
     cfg = load_config(QUICK, overrides, "tiny")
@@ -189,7 +189,7 @@ def test_maskable_ppo_smoke_and_resume(tmp_path):
     agent = load_agent(latest, SmearRules(target_score=5))  # the SB3 weights play as a SmearPolicy
 
     from training.algorithms.maskable_ppo import MaskablePPOTrainer
-    from training.train import resume_from
+    from training.run_folder import resume_from
 
     cfg = load_config(run / "config.yaml")
     tr = MaskablePPOTrainer(cfg, np.random.default_rng(1))

@@ -24,7 +24,6 @@ import json
 import shutil
 import sys
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +35,7 @@ from .algorithms.config_base import ConfigError
 from .checkpoint import write_text_atomic
 from .config import from_dict
 from .config_files import apply_overrides, deep_merge, did_you_mean, load_raw, validated
+from .loop import error, log_traceback
 from .stages import STAGES, StageConfig, stage_module
 
 PIPELINE_FILE = "pipeline.yaml"
@@ -55,10 +55,6 @@ class Stage:
     @property
     def folder_name(self) -> str:
         return f"{self.index:02d}-{self.id}"
-
-
-def has_stages(data: dict[str, Any]) -> bool:
-    return data.get("stages") is not None
 
 
 def load_data(path: str | Path, variant: str | None, overrides: list[str]) -> dict[str, Any]:
@@ -102,11 +98,8 @@ def stages_of(data: dict[str, Any]) -> list[Stage]:
 
 
 def sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _resolve(v: str, made: list[tuple[str, str, str]], stages: list[Stage], sid: str, field: str,
@@ -235,12 +228,8 @@ def run_pipeline(data: dict[str, Any], run_dir: Path, command: str, from_stage: 
         except KeyboardInterrupt:
             status = 130
         except Exception as e:  # a bad input file, a full disk, a bug: one line (a traceback in error.log)
-            with open(folder / "error.log", "a", encoding="utf-8") as f:
-                f.write("".join(traceback.format_exception(e)) + "\n")
             text = (str(e).splitlines() or [""])[0][:500]
-            print(f"smear-train: error: stage {st.folder_name}: {type(e).__name__}: {text} (traceback in "
-                  f"{folder / 'error.log'})", file=sys.stderr)
-            status = 1
+            status = error(f"stage {st.folder_name}: {type(e).__name__}: {text}{log_traceback(e, folder)}", 1)
         if status != 0:
             if status == 130:
                 print(f"interrupted in stage {st.folder_name}: run the same command again to continue",
@@ -249,9 +238,7 @@ def run_pipeline(data: dict[str, Any], run_dir: Path, command: str, from_stage: 
         outputs = {role: {"path": path, "sha256": sha256(path)} for role, path in p["outputs"].items()
                    if Path(path).is_file()}
         if not outputs:
-            print(f"smear-train: error: stage {st.folder_name} wrote none of {list(p['outputs'].values())}",
-                  file=sys.stderr)
-            return 1
+            return error(f"stage {st.folder_name} wrote none of {list(p['outputs'].values())}", 1)
         record.update(status="done", outputs=outputs, seconds=round(time.monotonic() - t0, 1))
         write_text_atomic(folder / STAGE_RECORD, json.dumps(record, indent=1))
         print(f"{head}: done in {record['seconds']:.0f} s", file=sys.stderr, flush=True)
