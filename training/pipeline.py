@@ -102,46 +102,30 @@ def sha256(path: str | Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _resolve(v: str, made: list[tuple[str, str, str]], stages: list[Stage], sid: str, field: str,
-             role: str) -> str:
-    """The path of earlier stage ``v``'s output ``role``, or ``v`` itself (a file or an agent spec)."""
-    ids = {made_id: p for r, made_id, p in made if r == role}
-    if v in ids:
-        return ids[v]
-    if v in {s.id for s in stages}:
-        raise ConfigError(f"config key 'stages.{sid}.{field}': stage {v!r} writes no {role} before stage "
-                          f"{sid!r}")
-    return v
-
-
 def plan(stages: list[Stage], run_dir: Path) -> list[dict[str, Any]]:
-    """Each stage's folder, inputs (field -> path, or paths) and outputs (role -> path)."""
+    """Each stage's folder, inputs (field -> path, or paths: an earlier stage's output, a file or an agent
+    spec) and outputs (role -> path)."""
     made: list[tuple[str, str, str]] = []  # (role, stage id, path), in stage order
     out = []
     for st in stages:
-        folder = run_dir / "stages" / st.folder_name
-        inputs: dict[str, Any] = {}
-        config = st.module.Config
+        folder, config, inputs = run_dir / "stages" / st.folder_name, st.module.Config, {}
         for field, role in config.inputs.items():
-            value = getattr(st.cfg, field)
-
-            def resolve(v: str, field: str = field, role: str = role) -> str:
-                return _resolve(v, made, stages, st.id, field, role)  # noqa: B023 (called at once)
-
+            value, key = getattr(st.cfg, field), f"config key 'stages.{st.id}.{field}'"
+            ids = {sid: p for r, sid, p in made if r == role}
+            for v in value if isinstance(value, list) else [] if value is None else [value]:
+                if v not in ids and v in {s.id for s in stages}:
+                    raise ConfigError(f"{key}: stage {v!r} writes no {role} before stage {st.id!r}")
             if isinstance(value, list):
-                inputs[field] = [resolve(v) for v in value]
-                bad = [v for v, p in zip(value, inputs[field], strict=True) if v == p]
-                if bad:
-                    raise ConfigError(f"config key 'stages.{st.id}.{field}': {bad[0]!r} is not an earlier "
-                                      f"stage that writes a {role}")
+                for bad in (v for v in value if v not in ids):
+                    raise ConfigError(f"{key}: {bad!r} is not an earlier stage that writes a {role}")
+                inputs[field] = [ids[v] for v in value]
             elif value is not None:
-                inputs[field] = resolve(value)
+                inputs[field] = ids.get(value, value)
             elif field in config.latest:
-                latest = [p for r, _, p in made if r == role]
-                if not latest:
-                    raise ConfigError(f"config key 'stages.{st.id}.{field}': no stage before {st.id!r} "
-                                      f"writes a {role}; give one (a file or an agent)")
-                inputs[field] = latest[-1]
+                if role not in {r for r, _, _ in made}:
+                    raise ConfigError(f"{key}: no stage before {st.id!r} writes a {role}; give one (a file "
+                                      "or an agent)")
+                inputs[field] = [p for r, _, p in made if r == role][-1]
         outputs = {role: str(folder / name) for role, name in config.outputs.items()}
         if st.kind == "advantage" and "fit" not in st.cfg.steps:
             outputs.pop("policy")
