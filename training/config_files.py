@@ -77,10 +77,17 @@ def safe_load_bounded(text: str) -> Any:
         loader.dispose()
 
 
-def _yaml_error(e: yaml.YAMLError) -> str:
-    mark = getattr(e, "problem_mark", None)
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return where + short_repr(str(getattr(e, "problem", None) or e), 200).strip("'\"")
+def _parse(text: str, where: str, what: str = "") -> Any:
+    """:func:`safe_load_bounded`; every error a ConfigError naming ``where``."""
+    try:
+        return safe_load_bounded(text)
+    except yaml.YAMLError as e:
+        at = getattr(e, "problem_mark", None)
+        at = f"line {at.line + 1}, column {at.column + 1}: " if at is not None else ""
+        problem = short_repr(str(getattr(e, "problem", None) or e), 200).strip("'\"")
+        raise ConfigError(f"{where}{what} is not valid YAML: {at}{problem}") from None
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
 
 
 def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
@@ -89,18 +96,15 @@ def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise ConfigError(f"more than the {MAX_CONFIG_BYTES:,} allowed bytes")
-        doc = safe_load_bounded(data.decode("utf-8"))
+        text = data.decode("utf-8") if len(data) <= MAX_CONFIG_BYTES else ""
     except OSError as e:
         raise ConfigError(f"cannot read {where}: "
                           + ("it is a folder" if Path(path).is_dir() else str(e.strerror or e))) from None
     except UnicodeDecodeError:
         raise ConfigError(f"cannot read {where}: not UTF-8 text") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{where} is not valid YAML: {_yaml_error(e)}") from None
-    except ConfigError as e:
-        raise ConfigError(f"{where}: {e}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}: more than the {MAX_CONFIG_BYTES:,} allowed bytes")
+    doc = _parse(text, where)
     if not isinstance(doc, dict) or "default" not in doc:
         raise ConfigError(f"{where} must be a mapping with a 'default:' block (plus optional named variants)")
     for k, v in doc.items():
@@ -127,12 +131,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
         raise ConfigError(f"--set {shown}: expected key=value (e.g. algorithm.learning_rate=1.0e-4)")
     if not all(key.split(".")):
         raise ConfigError(f"--set {shown}: bad key {short_repr(key)}")
-    try:
-        return key.split("."), safe_load_bounded(raw) if raw else ""
-    except yaml.YAMLError as e:
-        raise ConfigError(f"--set {shown}: value is not valid YAML: {_yaml_error(e)}") from None
-    except ConfigError as e:
-        raise ConfigError(f"--set {shown}: {e}") from None
+    return key.split("."), _parse(raw, f"--set {shown}", ": value") if raw else ""
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
