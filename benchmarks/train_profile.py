@@ -100,7 +100,7 @@ def profile(cfg: Any, seconds: float, cprofile: int = 0) -> dict[str, Any]:
     """Run ``cfg``'s trainer for about ``seconds`` (whole updates); returns the table's figures."""
     import torch
 
-    from training.train import make_trainer
+    from training.algorithms import make_trainer
 
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)

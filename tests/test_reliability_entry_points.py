@@ -51,7 +51,7 @@ def test_item7_a_killed_checkpoint_write_leaves_only_the_projects_own_temporary_
     `<name>.<random>.tmp` (safetensors' `save_file` left its `.tmpXXXXXX`, 126 MB each, that nothing
     removed), and that file is what `clean_temporary_files` removes."""
     from training.checkpoint import is_temporary_file
-    from training.train import clean_temporary_files
+    from training.run_folder import clean_temporary_files
 
     ckpt = tmp_path / "run" / "checkpoints"
     ckpt.mkdir(parents=True)
@@ -101,7 +101,8 @@ def test_item7_overwrite_accepts_and_removes_leftover_temporary_files(tmp_path: 
     refused by --overwrite ("holds files smear-train did not write"); they are removed; a file smear-train
     never writes is still refused."""
     from training.config import ConfigError
-    from training.train import main, old_run_files
+    from training.run_folder import old_run_files
+    from training.train import main
 
     run = tmp_path / "run"
     ckpt = run / "checkpoints"
@@ -123,7 +124,7 @@ def test_item7_overwrite_accepts_and_removes_leftover_temporary_files(tmp_path: 
 def test_item7_resume_removes_safetensors_leftovers_too(tmp_path: Path) -> None:
     """Issue 50 item 7: what --resume cleans at start (clean_temporary_files) takes in safetensors'
     `.tmpXXXXXX` and the project's temporary files, and nothing else."""
-    from training.train import clean_temporary_files
+    from training.run_folder import clean_temporary_files
 
     run = tmp_path / "run"
     ckpt = run / "checkpoints"
@@ -434,7 +435,7 @@ def test_item10_a_spec_typed_in_set_is_consent(tmp_path: Path, capsys: pytest.Ca
     """Issue 50 item 10: a `cmd:` spec the user types in `--set` on the command line needs no flag (as in
     smear-eval); the same spec from the file does."""
     from training.config import load_config
-    from training.train import check_commands
+    from training.run_folder import check_commands
 
     cfg = load_config(_bot_config(tmp_path, "cmd:false"))
     with pytest.raises(CommandNotAllowed):

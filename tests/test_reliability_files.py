@@ -490,7 +490,7 @@ def test_small_interrupt_during_start_up_is_one_line(tmp_path: Path, monkeypatch
                                                      capsys: pytest.CaptureFixture) -> None:
     """Issue 20 small: Ctrl-C / SIGTERM while smear-train starts up (building the trainer: torch imports,
     opponents) is one line and status 130 (it was a KeyboardInterrupt traceback); nothing is left behind."""
-    import training.train as tt
+    import training.loop as tt
 
     def slow(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt("signal 15")

@@ -47,7 +47,7 @@ def test_smoke_train_resume_evaluate(tmp_path):
 
 def test_resume_restores_exact_training_state(tmp_path):
     from training.algorithms.ppo import PPOTrainer
-    from training.train import Run, resume_from
+    from training.run_folder import Run, resume_from
 
     overrides = ["rules.target_score=5", "total_timesteps=400", "output.tensorboard=false"]
     cfg = load_config(QUICK, overrides, "tiny")
@@ -122,6 +122,22 @@ def test_resume_without_checkpoint_is_an_error(tmp_path, capsys):
     assert "config.yaml" in capsys.readouterr().err
 
 
+def test_command_txt_line_names_the_program_unquoted(tmp_path, monkeypatch):
+    """command.txt's line (what train() gets) is a command to paste: run as `python -m training.train`, the
+    program is written as such (it was a quoted 'python -m training.train', one word), the arguments
+    shell-quoted."""
+    import sys
+
+    import training.train as cli
+
+    seen = []
+    monkeypatch.setattr(cli, "train", lambda cfg, run_dir, **kw: seen.append(kw["command"]) or 0)
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "training" / "train.py")])
+    run = tmp_path / "my run"
+    assert main(["--config", QUICK, "--run-dir", str(run), "--set", "seed=1"]) == 0
+    assert seen == [f"python -m training.train --config {QUICK} --run-dir '{run}' --set seed=1"]
+
+
 def test_existing_run_folder_needs_resume_or_overwrite(tmp_path, capsys):
     run = tmp_path / "run"
     assert main([*TINY, "--set", "total_timesteps=300", "--run-dir", str(run)]) == 0
@@ -189,7 +205,7 @@ def test_maskable_ppo_smoke_and_resume(tmp_path):
     agent = load_agent(latest, SmearRules(target_score=5))  # the SB3 weights play as a SmearPolicy
 
     from training.algorithms.maskable_ppo import MaskablePPOTrainer
-    from training.train import resume_from
+    from training.run_folder import resume_from
 
     cfg = load_config(run / "config.yaml")
     tr = MaskablePPOTrainer(cfg, np.random.default_rng(1))

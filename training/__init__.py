@@ -3,7 +3,8 @@
 * :mod:`training.config` -- the config's pydantic models (one docstring per field);
   :mod:`training.config_files`
   -- YAML files with a ``default:`` block and named variants, ``--set``, one-line errors, the JSON Schema;
-* :mod:`training.train` -- the ``smear-train`` CLI and run folders (checkpoints, TensorBoard, resume);
+* :mod:`training.train` -- the ``smear-train`` CLI; :mod:`training.loop` -- the training loop;
+  :mod:`training.run_folder` -- run folders (checkpoints, TensorBoard, resume, the safety checks);
 * :mod:`training.pipeline` and :mod:`training.stages` -- a config's stages (training, expert iteration,
   distillation, the win model, the advantage correction, evaluation) run into one run folder;
 * :mod:`training.algorithms` -- ``ppo`` (native PyTorch PPO on the engine, all learner seats' experience),

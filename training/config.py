@@ -1,32 +1,20 @@
 """Training configuration: one pydantic model per section, one docstring per field (CleanRL style).
 
-A config file is YAML with a ``default:`` block and optional named variants (RL-Zoo style)::
-
-    default:            # the base config; every key optional (missing keys take the defaults below)
-      total_timesteps: 2_000_000
-      algorithm: {name: ppo, learning_rate: 3.0e-4}
-    small:              # a variant: merged over ``default`` when chosen with --variant small
-      network: {hidden_sizes: [64, 64]}
-
-The ``algorithm:`` section holds the keys of the algorithm its ``name`` picks: each algorithm declares its
-config model (a subclass of :class:`~training.algorithms.config_base.AlgorithmConfig`, in a torch-free
-module named by the registry :data:`training.algorithms.ALGORITHMS`) with the docs and bounds of its
-fields, what it supports of the other sections (``supports_*`` flags, ``opponents``) and its own checks
-(``check``). This module names no algorithm. A config may also list the stages of a pipeline
-(``stages:``, :mod:`training.stages`); the keys here are those of its training stage.
-
-Reading files, ``--set``, error messages, the JSON Schema and ``--help-config`` are
-:mod:`training.config_files`; this module holds the fields and the checks across fields (:func:`validate`).
-Stored configs (a run folder's ``config.yaml`` read by ``--resume``, a checkpoint's ``training`` metadata)
-written before the per-algorithm classes hold every algorithm's keys in one flat section: read with
-``stored=True`` (:func:`upgrade_stored`), the other algorithms' keys are dropped when they hold their old
-default (:data:`LEGACY_ALGORITHM_DEFAULTS`) and are an error naming them otherwise.
+A config file is YAML with a ``default:`` block and optional named variants (RL-Zoo style), merged over
+``default`` when chosen with ``--variant``; ``--set key.path=value`` overrides one field. The ``algorithm:``
+section holds the keys of the algorithm its ``name`` picks (its torch-free config class, named by the registry
+:data:`training.algorithms.ALGORITHMS`, declares them with what it supports of the other sections and its own
+checks); this module names no algorithm. Reading files, errors, the JSON Schema and ``--help-config`` are
+:mod:`training.config_files`. A stored config (a run folder's ``config.yaml``, a checkpoint's ``training``
+metadata) written when every algorithm shared one flat ``algorithm:`` section is read with ``stored=True``:
+the other algorithms' keys are dropped at their old defaults (:data:`LEGACY_ALGORITHM_DEFAULTS`) and are an
+error naming them otherwise.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import BeforeValidator, Field, SerializeAsAny, SkipValidation
@@ -54,7 +42,6 @@ from .config_files import (
     help_text_of,
     load_raw,
     parse_override,
-    read_text_bounded,
     safe_load_bounded,
     schema_of,
     validated,
@@ -62,7 +49,7 @@ from .config_files import (
 
 __all__ = ["MAX_DECISIONS", "MAX_ROLLOUT", "ConfigError", "TrainConfig", "apply_overrides", "deep_merge",
            "dump_yaml", "from_dict", "help_text", "load_config", "load_raw", "parse_override",
-           "read_text_bounded", "safe_load_bounded", "schema", "to_dict", "upgrade_stored", "validate"]
+           "safe_load_bounded", "schema", "to_dict", "upgrade_stored", "validate"]
 
 DEFAULT_ALGORITHM = "ppo"
 """``algorithm.name`` when a config does not give one."""
@@ -249,10 +236,18 @@ class TrainConfig(Section):
 
 
 # --------------------------------------------------------------------------------------------- building
-def _rules(data: Any) -> SmearRules:
+def _keys(name: str) -> str:
+    return f"the keys of algorithm {name!r}: {', '.join(config_class(name).model_fields)}"
+
+
+def _section(where: str, data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise ConfigError(f"config key 'rules': expected a mapping (section), got {short_repr(data)}")
-    for key in data:
+        raise ConfigError(f"{where}: expected a mapping (section), got {short_repr(data)}")
+    return data
+
+
+def _rules(data: Any) -> SmearRules:
+    for key in _section("config key 'rules'", data):
         if key not in SmearRules.option_names():
             raise did_you_mean(key, "rules.", list(SmearRules.option_names()))
     try:
@@ -262,42 +257,24 @@ def _rules(data: Any) -> SmearRules:
 
 
 def _algorithm(data: Any) -> AlgorithmConfig:
-    if not isinstance(data, dict):
-        raise ConfigError(f"config key 'algorithm': expected a mapping (section), got {short_repr(data)}")
-    name = data.get("name", DEFAULT_ALGORITHM)
+    name = _section("config key 'algorithm'", data).get("name", DEFAULT_ALGORITHM)
     if not isinstance(name, str) or name not in ALGORITHMS:
         raise ConfigError(f"config key 'algorithm.name': {short_repr(name)} is not one of "
                           f"{', '.join(map(repr, ALGORITHMS))}")
     cls = config_class(name)
     for key in data:
-        owners = [n for n in ALGORITHMS if n != name and key in _field_names(n)]
+        owners = [repr(n) for n in ALGORITHMS if key in config_class(n).model_fields]
         if key not in cls.model_fields and owners:
             raise ConfigError(f"unknown config key {short_repr('algorithm.' + str(key))}: algorithm {name!r} "
-                              f"has no key {key!r} (a key of {', '.join(map(repr, owners))}); "
-                              f"{_keys_text(name, list(cls.model_fields))}")
-    return validated(cls, {**data, "name": name}, "algorithm.", _keys_text(name, list(cls.model_fields)))
-
-
-def _keys_text(name: str, names: list[str]) -> str:
-    return f"the keys of algorithm {name!r}: {', '.join(names)}"
-
-
-def _field_names(name: str) -> list[str]:
-    """The keys of registered algorithm ``name`` ([] when its config class cannot be imported)."""
-    try:
-        return list(config_class(name).model_fields)
-    except (ImportError, AttributeError, TypeError, ValueError):
-        return []
+                              f"has no key {key!r} (a key of {', '.join(owners)}); {_keys(name)}")
+    return validated(cls, {**data, "name": name}, "algorithm.", _keys(name))
 
 
 def from_dict(data: Any, stored: bool = False) -> TrainConfig:
-    """The validated config of a mapping; ``stored``: the mapping is a config that smear-train wrote (a run
-    folder's ``config.yaml``, a checkpoint's ``training`` metadata), read through :func:`upgrade_stored`."""
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"config: expected a mapping (section), got {short_repr(data)}")
-    data = dict(upgrade_stored(data) if stored else data)
+    """The validated config of a mapping; ``stored``: a config smear-train wrote, read through
+    :func:`upgrade_stored`."""
+    data = dict(_section("config", {} if data is None else data))
+    data = upgrade_stored(data) if stored else data
     built = {k: f(data.pop(k)) for k, f in (("rules", _rules), ("algorithm", _algorithm)) if k in data}
     return validate(validated(TrainConfig, {**data, **built}))
 
@@ -308,8 +285,8 @@ def to_dict(cfg: Any) -> dict[str, Any]:
 
 
 def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
-    """Raise ConfigError naming ``key`` unless ``spec`` builds an agent (``cmd:`` bots are not started
-    here: only their spec is checked for a command)."""
+    """ConfigError naming ``key`` unless ``spec`` builds an agent (a ``cmd:`` spec: unless it names a
+    command; its program is not started here)."""
     if spec.startswith("cmd"):
         if not spec.partition(":")[2].strip():
             raise ConfigError(f"config key {key!r}: agent spec {short_repr(spec)} has no command")
@@ -323,55 +300,41 @@ def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
         raise ConfigError(f"config key {key!r}: {text if len(text) <= 500 else text[:497] + '...'}") from None
 
 
-def algorithms_with(flag: str) -> list[str]:
-    """The registered algorithms whose config class sets ``flag`` (e.g. ``"supports_init_from"``)."""
-    return [n for n in ALGORITHMS if getattr(config_class(n), flag)]
-
-
-def _unsupported(key: str, name: str, flag: str, hint: str = "") -> ConfigError:
-    allowed = ", ".join(map(repr, algorithms_with(flag))) or "none"
-    return ConfigError(f"config key {key!r}: algorithm {name!r} does not support it (allowed with: "
-                       f"{allowed}){hint}")
-
-
 def validate(cfg: TrainConfig) -> TrainConfig:
     """Cross-field checks: the common ones, what the algorithm's config class says it supports (its
     ``supports_*`` flags and ``opponents``), then the class's own :meth:`AlgorithmConfig.check`."""
-    alg = cfg.algorithm
-    name = alg.name
+    alg, name, opponents, teacher = cfg.algorithm, cfg.algorithm.name, cfg.selfplay.opponents, \
+        cfg.imitation.teacher
     if type(alg) is not config_class(name):
         raise ConfigError(f"config section 'algorithm': a {type(alg).__name__} does not hold the keys of "
                           f"algorithm {name!r} ({config_class(name).__name__})")
     if cfg.env.reward == "win" and cfg.env.episode != "game":
         raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
-    if cfg.network.suit_canonical and not alg.supports_suit_canonical:
-        raise _unsupported("network.suit_canonical", name, "supports_suit_canonical")
-    if cfg.network.shared_trunk and not alg.supports_shared_trunk:
-        raise _unsupported("network.shared_trunk", name, "supports_shared_trunk")
-    if sum(cfg.selfplay.opponents.values()) <= 0:
+    if sum(opponents.values()) <= 0:
         raise ConfigError("config key 'selfplay.opponents': probabilities sum to 0")
-    if cfg.selfplay.opponents.get("snapshot", 0) > 0 and not alg.supports_snapshot:
-        raise _unsupported("selfplay.opponents.snapshot", name, "supports_snapshot")
-    if cfg.env.win_bonus != 0 and not alg.supports_win_bonus:
-        raise _unsupported("env.win_bonus", name, "supports_win_bonus", "; set env.win_bonus: 0")
-    if alg.opponents is not None:
-        bad = [k for k, p in cfg.selfplay.opponents.items() if k not in alg.opponents and p > 0]
-        if bad:
-            raise ConfigError(f"config key 'selfplay.opponents': {', '.join(map(repr, bad))} not available "
-                              f"with algorithm {name!r} (allowed: {', '.join(map(repr, alg.opponents))})")
-    for k in cfg.selfplay.opponents:
+    for key, used, flag, hint in (
+            ("network.suit_canonical", cfg.network.suit_canonical, "suit_canonical", ""),
+            ("network.shared_trunk", cfg.network.shared_trunk, "shared_trunk", ""),
+            ("selfplay.opponents.snapshot", opponents.get("snapshot", 0) > 0, "snapshot", ""),
+            ("env.win_bonus", cfg.env.win_bonus != 0, "win_bonus", "; set env.win_bonus: 0"),
+            ("imitation.teacher", teacher is not None, "imitation", "; set imitation.teacher: null"),
+            ("init_from", cfg.init_from is not None, "init_from", "")):
+        if used and not getattr(alg, f"supports_{flag}"):
+            allowed = [repr(n) for n in ALGORITHMS if getattr(config_class(n), f"supports_{flag}")]
+            raise ConfigError(f"config key {key!r}: algorithm {name!r} does not support it (allowed with: "
+                              f"{', '.join(allowed) or 'none'}){hint}")
+    bad = [repr(k) for k, p in opponents.items() if p > 0 and k not in (alg.opponents or ())]
+    if alg.opponents is not None and bad:
+        raise ConfigError(f"config key 'selfplay.opponents': {', '.join(bad)} not available with algorithm "
+                          f"{name!r} (allowed: {', '.join(map(repr, alg.opponents or ()))})")
+    for k in opponents:
         if k not in ("self", "snapshot"):
             check_agent_spec(k, f"selfplay.opponents.{k}", cfg.rules)
-    if cfg.imitation.teacher is not None:
-        if not alg.supports_imitation:
-            raise _unsupported("imitation.teacher", name, "supports_imitation",
-                               "; set imitation.teacher: null")
-        check_agent_spec(cfg.imitation.teacher, "imitation.teacher", cfg.rules)
+    if teacher is not None:
+        check_agent_spec(teacher, "imitation.teacher", cfg.rules)
         if cfg.init_from is not None:
             raise ConfigError("config keys 'init_from' and 'imitation.teacher': choose one warm start "
                               "(set imitation.teacher: null to start from the checkpoint)")
-    if cfg.init_from is not None and not alg.supports_init_from:
-        raise _unsupported("init_from", name, "supports_init_from")
     alg.check(cfg)
     return cfg
 
@@ -382,59 +345,45 @@ LEGACY_ALGORITHM_DEFAULTS: dict[str, Any] = {
     "gamma": 1.0, "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "ent_coef_final": None,
     "vf_coef": 0.5, "max_grad_norm": 0.5, "target_kl": None, "norm_adv": True, "epsilon": 0.05,
 }
-"""The keys and defaults of the one ``algorithm:`` section of every algorithm that configs stored before the
-per-algorithm config classes hold (run folders' ``config.yaml``, checkpoints' ``training`` metadata, the
-shipped checkpoints included)."""
-
-
-def _same_value(v: Any, default: Any) -> bool:
-    if default is None or isinstance(default, bool) or isinstance(v, bool):
-        return v is default
-    return isinstance(v, int | float) and v == default
+"""The keys and defaults of the one flat ``algorithm:`` section of the stored configs written before each
+algorithm had its own config class (the shipped checkpoints' included)."""
 
 
 def upgrade_stored(data: Any, name: str | None = None) -> Any:
-    """A stored config mapping (see :func:`from_dict`) as today's: in its ``algorithm:`` section, a key of the
-    old flat section that algorithm ``name`` (default: the section's own ``name``) does not have is dropped
-    when it holds the old default (:data:`LEGACY_ALGORITHM_DEFAULTS`), and is a ConfigError naming it
-    otherwise (its value would be lost). Anything else is left to validation."""
-    if not isinstance(data, dict) or not isinstance(data.get("algorithm"), dict):
+    """A stored config mapping as today's: in its ``algorithm:`` section, a key of the old flat section that
+    algorithm ``name`` (default: the section's own) does not have is dropped at its old default
+    (:data:`LEGACY_ALGORITHM_DEFAULTS`) and a ConfigError naming it otherwise. The rest is validation's."""
+    section = data.get("algorithm") if isinstance(data, dict) else None
+    name = section.get("name", DEFAULT_ALGORITHM) if isinstance(section, dict) and name is None else name
+    if not isinstance(section, dict) or not isinstance(name, str) or name not in ALGORITHMS:
         return data
-    section = data["algorithm"]
-    name = section.get("name", DEFAULT_ALGORITHM) if name is None else name
-    if not isinstance(name, str) or name not in ALGORITHMS:
-        return data  # validation names the bad name
-    names = _field_names(name)
-    kept = {}
+    keep = config_class(name).model_fields
     for key, v in section.items():
-        if key in names or key not in LEGACY_ALGORITHM_DEFAULTS:
-            kept[key] = v
-        elif not _same_value(v, LEGACY_ALGORITHM_DEFAULTS[key]):
+        old = LEGACY_ALGORITHM_DEFAULTS.get(key)
+        exact = old is None or isinstance(old, bool) or isinstance(v, bool)
+        same = v is old if exact else isinstance(v, int | float) and v == old
+        if key not in keep and key in LEGACY_ALGORITHM_DEFAULTS and not same:
             raise ConfigError(
                 f"stored config key 'algorithm.{key}': {short_repr(v)} is not a key of algorithm {name!r}, "
-                f"and only the old default {LEGACY_ALGORITHM_DEFAULTS[key]!r} can be dropped without "
-                f"changing the run; remove the key to use the config with {name!r} "
-                f"({_keys_text(name, names)})")
-    return {**data, "algorithm": kept}
+                f"and only the old default {old!r} can be dropped without changing the run; remove the key "
+                f"to use the config with {name!r} ({_keys(name)})")
+    return {**data, "algorithm": {k: v for k, v in section.items()
+                                  if k in keep or k not in LEGACY_ALGORITHM_DEFAULTS}}
 
 
 # --------------------------------------------------------------------------------------------- files
-def load_config(
-    path: str | Path | None = None, overrides: list[str] | None = None, variant: str | None = None,
-    stored: bool = False,
-) -> TrainConfig:
-    """Load, merge the variant and ``--set`` overrides, validate (the keys of the training stage: a file's
-    ``stages:`` are :func:`training.stages.load_pipeline`'s). ``stored``: ``path`` is a config that
-    smear-train wrote (a run folder's ``config.yaml``, read by ``--resume``): it is read through
-    :func:`upgrade_stored` (for the algorithm the overrides leave), the overrides are checked as given."""
-    data = load_raw(path, variant) if path is not None else {}
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
+                variant: str | None = None, stored: bool = False) -> TrainConfig:
+    """Load, merge the variant and ``--set`` overrides, validate (the training keys: a file's ``stages:`` are
+    :mod:`training.pipeline`'s). ``stored``: ``path`` is a config smear-train wrote (read by ``--resume``),
+    upgraded for the algorithm the overrides leave; the overrides are checked as given."""
+    data, overrides = (load_raw(path, variant) if path is not None else {}), overrides or []
     data.pop("stages", None)
     if stored:
-        after = apply_overrides(data, overrides or [])
-        section = after.get("algorithm")
+        section = apply_overrides(data, overrides).get("algorithm")
         name = section.get("name", DEFAULT_ALGORITHM) if isinstance(section, dict) else None
         data = upgrade_stored(data, name)
-    return from_dict(apply_overrides(data, [o for o in overrides or [] if not o.startswith("stages.")]))
+    return from_dict(apply_overrides(data, [o for o in overrides if not o.startswith("stages.")]))
 
 
 def dump_yaml(cfg: TrainConfig) -> str:
@@ -442,25 +391,16 @@ def dump_yaml(cfg: TrainConfig) -> str:
     return yaml.safe_dump({"default": to_dict(cfg)}, sort_keys=False)
 
 
-def algorithm_union() -> Any:
-    """The ``algorithm:`` section's type for the JSON Schema: one model per registered algorithm, picked by
-    ``name``."""
-    from typing import Union
-
-    classes = tuple(config_class(n) for n in ALGORITHMS)
-    return Annotated[Union[classes], Field(discriminator="name")]  # noqa: UP007
-
-
 def schema(stages: dict[str, type] | None = None) -> dict[str, Any]:
     """The JSON Schema of a config file (its ``default:`` block and variants), with every registered
     algorithm and, given, the stages' sections."""
-    return schema_of(TrainConfig, algorithm_union(), SmearRules, stages or {})
+    algorithms = Union[tuple(config_class(n) for n in ALGORITHMS)]  # noqa: UP007
+    return schema_of(TrainConfig, algorithms, SmearRules, stages or {})
 
 
 def help_text() -> str:
     """Every field of the config with its type, default, bounds and documentation: each registered
-    algorithm's ``algorithm:`` keys, the training keys, then each stage kind's section (the ``train`` stage's
-    keys are the training keys)."""
+    algorithm's keys, the training keys, then each stage kind's section but ``train`` (the training keys)."""
     from .stages import stage_configs
 
     stages = {k: v for k, v in stage_configs().items() if k != "train"}

@@ -1,11 +1,9 @@
 """Config files in and out: bounded YAML reading, variants and ``--set``, one-line errors, the JSON Schema and
 ``--help-config`` of the pydantic models of :mod:`training.config` and :mod:`training.stages`.
 
-Files are read with bounds: at most :data:`MAX_CONFIG_BYTES` (of any file, ``/dev/zero`` too), nesting at
-most :data:`MAX_YAML_DEPTH`, no aliases (a few nested ones expand to gigabytes), no duplicate keys, no integer
-of more than :data:`MAX_INT_DIGITS` digits, only the safe loader's tags. A validation error is one line naming
-the key path and what it allows (the closest valid key for a misspelt one), echoing at most a short prefix of
-a bad value.
+Reading is bounded: at most :data:`MAX_CONFIG_BYTES`, nesting at most :data:`MAX_YAML_DEPTH`, no aliases (a
+few nested ones expand to gigabytes), no duplicate keys, no integer of more than :data:`MAX_INT_DIGITS`
+digits, only the safe loader's tags. A validation error is one line naming the key path and what it allows.
 """
 
 from __future__ import annotations
@@ -22,9 +20,7 @@ from smear_env.actions import short_repr
 
 from .algorithms.config_base import ConfigError
 
-MAX_CONFIG_BYTES = 1_000_000
-MAX_YAML_DEPTH = 20
-MAX_INT_DIGITS = 40  # the largest bound of any field, 2**63 - 1, has 19
+MAX_CONFIG_BYTES, MAX_YAML_DEPTH, MAX_INT_DIGITS = 1_000_000, 20, 40  # the largest bound (2**63 - 1) has 19
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -33,14 +29,15 @@ class _BoundedLoader(yaml.SafeLoader):
     _depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        mark = self.peek_event().start_mark.line + 1
-        if self.check_event(yaml.AliasEvent):
-            raise ConfigError(f"line {mark}: YAML aliases (*{str(self.peek_event().anchor)[:40]}) are not "
-                              "allowed in config files; write the values out")
+        event = self.peek_event()
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
+            raise ConfigError(f"line {line}: YAML aliases (*{str(event.anchor)[:40]}) are not allowed in "
+                              "config files; write the values out")
+        if self._depth >= MAX_YAML_DEPTH:
+            raise ConfigError(f"line {line}: nested deeper than {MAX_YAML_DEPTH} levels")
         self._depth += 1
         try:
-            if self._depth > MAX_YAML_DEPTH:
-                raise ConfigError(f"line {mark}: nested deeper than {MAX_YAML_DEPTH} levels")
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -57,14 +54,12 @@ class _BoundedLoader(yaml.SafeLoader):
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue  # `<<:` merges are overrides by design
             key, line = self.construct_object(key_node, deep=True), key_node.start_mark.line + 1
-            try:
-                first = seen.get(key)
-            except TypeError:  # an unhashable key: PyYAML's own error follows
-                continue
-            seen.setdefault(key, line)
-            if first is not None:
+            if getattr(key, "__hash__", None) is None:
+                continue  # an unhashable key: PyYAML's own error follows
+            if key in seen:
                 raise ConfigError(f"line {line}: duplicate key {short_repr(key, 60)} (first given at line "
-                                  f"{first}); give each key once")
+                                  f"{seen[key]}); give each key once")
+            seen[key] = line
         return super().construct_mapping(node, deep)
 
 
@@ -82,39 +77,34 @@ def safe_load_bounded(text: str) -> Any:
         loader.dispose()
 
 
-def _yaml_error(e: yaml.YAMLError) -> str:
-    mark = getattr(e, "problem_mark", None)
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return where + short_repr(str(getattr(e, "problem", None) or e), 200).strip("'\"")
-
-
-def read_text_bounded(path: Path, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
-    """The UTF-8 text of ``path`` (at most ``limit`` bytes read, whatever the file); ConfigError naming
-    ``what`` when it is larger, unreadable or not UTF-8."""
+def _parse(text: str, where: str, what: str = "") -> Any:
+    """:func:`safe_load_bounded`; every error a ConfigError naming ``where``."""
     try:
-        if path.is_dir():
-            raise ConfigError(f"cannot read {what}: it is a folder")
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-        if len(data) > limit:
-            raise ConfigError(f"{what}: more than the {limit:,} allowed bytes")
-        return data.decode("utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read {what}: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"cannot read {what}: not UTF-8 text") from None
+        return safe_load_bounded(text)
+    except yaml.YAMLError as e:
+        at = getattr(e, "problem_mark", None)
+        at = f"line {at.line + 1}, column {at.column + 1}: " if at is not None else ""
+        problem = short_repr(str(getattr(e, "problem", None) or e), 200).strip("'\"")
+        raise ConfigError(f"{where}{what} is not valid YAML: {at}{problem}") from None
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
 
 
 def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
     """A config file's ``default`` block, merged with ``variant``'s if given (not validated)."""
     where = f"config file {str(path)!r}"
-    text = read_text_bounded(Path(path), where)
     try:
-        doc = safe_load_bounded(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{where} is not valid YAML: {_yaml_error(e)}") from None
-    except ConfigError as e:
-        raise ConfigError(f"{where}: {e}") from None
+        with open(path, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+        text = data.decode("utf-8") if len(data) <= MAX_CONFIG_BYTES else ""
+    except OSError as e:
+        raise ConfigError(f"cannot read {where}: "
+                          + ("it is a folder" if Path(path).is_dir() else str(e.strerror or e))) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read {where}: not UTF-8 text") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}: more than the {MAX_CONFIG_BYTES:,} allowed bytes")
+    doc = _parse(text, where)
     if not isinstance(doc, dict) or "default" not in doc:
         raise ConfigError(f"{where} must be a mapping with a 'default:' block (plus optional named variants)")
     for k, v in doc.items():
@@ -122,10 +112,8 @@ def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
             raise ConfigError(f"{where}: {short_repr(k)} must be a mapping")
     if variant is not None and (variant not in doc or variant == "default"):
         variants = [str(k) for k in doc if k != "default"]
-        close = difflib.get_close_matches(variant, variants, n=1)
-        raise ConfigError(f"{where} has no variant {short_repr(variant)}"
-                          + (f"; did you mean {close[0]!r}?" if close else "")
-                          + f" (variants: {', '.join(variants)[:300] or 'none'})")
+        raise did_you_mean(variant, "", variants, f"variants: {', '.join(variants)[:300] or 'none'}",
+                           f"{where} has no variant")
     return deep_merge(doc["default"] or {}, (doc[variant] or {}) if variant else {})
 
 
@@ -138,23 +126,16 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def parse_override(item: str) -> tuple[list[str], Any]:
     """``"algorithm.learning_rate=1e-4"`` -> (["algorithm", "learning_rate"], 1e-4): a YAML value."""
-    shown = short_repr(item)
-    if "=" not in item:
+    shown, (key, eq, raw) = short_repr(item), (s.strip() for s in item.partition("="))
+    if not eq:
         raise ConfigError(f"--set {shown}: expected key=value (e.g. algorithm.learning_rate=1.0e-4)")
-    key, raw = (s.strip() for s in item.split("=", 1))
-    if not key or any(not part for part in key.split(".")):
+    if not all(key.split(".")):
         raise ConfigError(f"--set {shown}: bad key {short_repr(key)}")
-    try:
-        return key.split("."), safe_load_bounded(raw) if raw else ""
-    except yaml.YAMLError as e:
-        raise ConfigError(f"--set {shown}: value is not valid YAML: {_yaml_error(e)}") from None
-    except ConfigError as e:
-        raise ConfigError(f"--set {shown}: {e}") from None
+    return key.split("."), _parse(raw, f"--set {shown}", ": value") if raw else ""
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    for item in overrides:
-        path, patch = parse_override(item)
+    for path, patch in map(parse_override, overrides):
         for part in reversed(path):
             patch = {part: patch}
         data = deep_merge(data, patch)
@@ -162,17 +143,14 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 
 # --------------------------------------------------------------------------------------------- errors
-def did_you_mean(key: Any, prefix: str, valid: list[str], valid_text: str | None = None) -> ConfigError:
-    """"unknown config key ..." with the closest valid key and ``valid_text`` (default: the valid keys)."""
+def did_you_mean(key: Any, prefix: str, valid: list[str], valid_text: str | None = None,
+                 head: str = "unknown config key") -> ConfigError:
+    """``head`` ``prefix+key``, the closest valid key and ``valid_text`` (default: the valid keys)."""
     close = difflib.get_close_matches(str(key)[:100], valid, n=1, cutoff=0.5)
-    hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
     where = f" in {prefix.rstrip('.')}" if prefix else ""
-    return ConfigError(f"unknown config key {short_repr(f'{prefix}{key}')}{hint} "
-                       f"({valid_text or f'valid keys{where}: ' + ', '.join(valid)})")
-
-
-def _deref(n: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    return defs[n["$ref"].split("/")[-1]] if "$ref" in n else n
+    return ConfigError(f"{head} {short_repr(f'{prefix}{key}')}"
+                       + (f"; did you mean {prefix + close[0]!r}?" if close else "")
+                       + f" ({valid_text or f'valid keys{where}: ' + ', '.join(valid)})")
 
 
 def _node(schema: dict[str, Any], loc: tuple[Any, ...]) -> tuple[dict[str, Any], str]:
@@ -180,12 +158,16 @@ def _node(schema: dict[str, Any], loc: tuple[Any, ...]) -> tuple[dict[str, Any],
     defs, node, path = schema.get("$defs", {}), schema, ""
     for part in loc:
         for o in (_deref(o, defs) for o in _deref(node, defs).get("anyOf", [_deref(node, defs)])):
-            sub = (o.get("properties", {}).get(part) if isinstance(part, str) else o.get("items"))
-            sub = sub or (o.get("additionalProperties") if isinstance(part, str) else None)
+            sub = o.get("items") if isinstance(part, int) else (
+                o.get("properties", {}).get(part) or o.get("additionalProperties"))
             if isinstance(sub, dict):
                 node, path = sub, path + (f"[{part}]" if isinstance(part, int) else f".{part}")
                 break
     return _deref(node, defs), path.lstrip(".")
+
+
+def _deref(n: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    return defs[n["$ref"].split("/")[-1]] if "$ref" in n else n
 
 
 _TYPES = {"integer": "int", "number": "float", "boolean": "bool", "string": "str", "null": "null"}
@@ -207,10 +189,9 @@ def _number(x: float) -> str:
     n = int(x) if float(x).is_integer() else None
     if n is None or n < 10**6:
         return repr(x) if n is None else str(n)
-    if str(n).rstrip("0") == "1":
-        return f"10**{len(str(n)) - 1}"
-    return "2**63 - 1" if n == 2**63 - 1 else f"2**{n.bit_length() - 1}" if n > 2**32 and n & (n - 1) == 0 \
-        else str(n)
+    if n == 2**63 - 1 or (n > 2**32 and n & (n - 1) == 0):
+        return "2**63 - 1" if n & 1 else f"2**{n.bit_length() - 1}"
+    return f"10**{len(str(n)) - 1}" if str(n).rstrip("0") == "1" else str(n)
 
 
 def bound_text(node: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
@@ -219,8 +200,7 @@ def bound_text(node: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
     options = [_deref(o, defs or {}) for o in node.get("anyOf", [node])]
     null = " or null" if any(o.get("type") == "null" for o in options) else ""
     for o in options:
-        hi = o.get("maxItems", o.get("maxProperties"))
-        if hi is not None:
+        if (hi := o.get("maxItems", o.get("maxProperties"))) is not None:
             each = bound_text(o.get("items") or o.get("additionalProperties") or {}, defs)
             lo = o.get("minItems", o.get("minProperties", 0))
             return f"{lo} to {hi} items" + (f", each {each}" if each else "") + null
@@ -235,10 +215,6 @@ def bound_text(node: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
             op = (">" if lo_x else ">=") if lo is not None else ("<" if hi_x else "<=")
             return f"{kind} {op} {_number(lo if lo is not None else hi)}{null}"
     return ""
-
-
-_BOUND_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "too_long",
-                 "too_short"}
 
 
 def validated(cls: type[BaseModel], data: Any, prefix: str = "", keys_text: str | None = None) -> Any:
@@ -256,34 +232,26 @@ def validated(cls: type[BaseModel], data: Any, prefix: str = "", keys_text: str 
     key, got = (prefix + path).replace(".[", "[") or "config", first.get("input")
     if "extra_forbidden" in kinds:
         parent = _node(schema, tuple(first["loc"][:-1]))[0]
-        where = f"{prefix}{path}." if path else prefix
-        text = str(did_you_mean(first["loc"][-1], where, list(parent.get("properties", {})), keys_text))
-    elif kinds & _BOUND_ERRORS:
+        text = did_you_mean(first["loc"][-1], f"{prefix}{path}." if path else prefix,
+                            list(parent.get("properties", {})), keys_text)
+        raise text from None
+    if kinds & {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "too_long",
+                 "too_short"}:
         size = f"{len(got)} items" if isinstance(got, list | dict) else short_repr(got)
-        text = f"config key {key!r}: expected {bound_text(node, defs)}, got {size}"
-    elif "literal_error" in kinds or "enum" in kinds:
+        text = f"expected {bound_text(node, defs)}, got {size}"
+    elif kinds & {"literal_error", "enum"}:
         allowed = ", ".join(map(repr, node.get("enum") or [node.get("const")]))
-        text = f"config key {key!r}: {short_repr(got)} is not one of {allowed}"
+        text = f"{short_repr(got)} is not one of {allowed}"
     elif "value_error" in kinds:
-        text = f"config key {key!r}: {first['ctx']['error']}"
+        text = str(first["ctx"]["error"])
     elif "finite_number" in kinds:
-        text = f"config key {key!r}: expected a finite number, got {short_repr(got)}"
+        text = f"expected a finite number, got {short_repr(got)}"
     else:
-        text = (f"config key {key!r}: expected {type_text(node, defs)}, got {short_repr(got)} "
-                f"({type(got).__name__})")
-    raise ConfigError(text) from None
+        text = f"expected {type_text(node, defs)}, got {short_repr(got)} ({type(got).__name__})"
+    raise ConfigError(f"config key {key!r}: {text}") from None
 
 
 # ------------------------------------------------------------------------------------------ schema and help
-def _any_of(node: Any) -> Any:
-    """``oneOf`` as ``anyOf`` without discriminators: a variant's partial section may fit several models."""
-    if isinstance(node, list):
-        return [_any_of(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    return {("anyOf" if k == "oneOf" else k): _any_of(v) for k, v in node.items() if k != "discriminator"}
-
-
 def schema_of(model: type[BaseModel], algorithm: Any, rules: type, stages: dict[str, type]) -> dict[str, Any]:
     """The JSON Schema of a config file: ``default`` and each variant are a block of ``model`` (every key is
     optional), with ``algorithm`` as the ``algorithm:`` section's type and ``stages:`` of the stage models."""
@@ -292,7 +260,7 @@ def schema_of(model: type[BaseModel], algorithm: Any, rules: type, stages: dict[
               for k, m in stages.items()}  # a training stage's section holds the training keys
     if stages:
         fields["stages"] = (dict[str, Union[tuple(stages.values())] | None] | None, None)  # noqa: UP007
-    block = _any_of(create_model("ConfigBlock", __base__=model, **fields).model_json_schema())
+    block = create_model("ConfigBlock", __base__=model, **fields).model_json_schema()
     defs = block.pop("$defs", {})
     defs.get(rules.__name__, {})["additionalProperties"] = False
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "smear-train config file",
@@ -310,22 +278,22 @@ def help_text_of(model: type[BaseModel], algorithms: dict[str, type[BaseModel]],
 
     def walk(cls: type[BaseModel], prefix: str, owner: str = "") -> None:
         schema = cls.model_json_schema()
+        defs = schema.get("$defs", {})
         for name, info in cls.model_fields.items():
             if hasattr(info.annotation, "model_fields"):
                 lines.append(f"[{prefix}{name}]  {info.description}")
                 walk(info.annotation, f"{prefix}{name}.")
                 lines.append("")
-                continue
-            if cls is model and name in ("algorithm", "rules"):
-                continue
-            node, default = schema["properties"][name], info.get_default(call_default_factory=True)
-            bounds, choices = bound_text(node, schema.get("$defs")), node.get("enum")
-            head = (f"  {prefix}{name}: {type_text(node, schema.get('$defs', {}))} = {default!r}"
-                    + (f" (one of {', '.join(map(str, choices))})" if choices else "")
-                    + (f" [{bounds}]" if bounds else ""))
-            doc = [f"      {ln}" for ln in textwrap.wrap(" ".join((info.description or "").split()), 100)]
-            first = printed.setdefault((head, "\n".join(doc)), owner)
-            lines.extend([head + f"  (as in [algorithm: {first}])"] if first != owner else [head, *doc])
+            elif cls is not model or name not in ("algorithm", "rules"):
+                node, choices = schema["properties"][name], schema["properties"][name].get("enum")
+                bounds = bound_text(node, defs)
+                head = (f"  {prefix}{name}: {type_text(node, defs)} = "
+                        f"{info.get_default(call_default_factory=True)!r}"
+                        + (f" (one of {', '.join(map(str, choices))})" if choices else "")
+                        + (f" [{bounds}]" if bounds else ""))
+                doc = [f"      {ln}" for ln in textwrap.wrap(" ".join((info.description or "").split()), 100)]
+                first = printed.setdefault((head, "\n".join(doc)), owner)
+                lines.extend([head + f"  (as in [algorithm: {first}])"] if first != owner else [head, *doc])
 
     for name, cls in algorithms.items():
         supports = [f[9:] for f in dir(cls) if f.startswith("supports_") and getattr(cls, f)]

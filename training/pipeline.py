@@ -24,7 +24,6 @@ import json
 import shutil
 import sys
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +35,7 @@ from .algorithms.config_base import ConfigError
 from .checkpoint import write_text_atomic
 from .config import from_dict
 from .config_files import apply_overrides, deep_merge, did_you_mean, load_raw, validated
+from .loop import error, log_traceback
 from .stages import STAGES, StageConfig, stage_module
 
 PIPELINE_FILE = "pipeline.yaml"
@@ -55,10 +55,6 @@ class Stage:
     @property
     def folder_name(self) -> str:
         return f"{self.index:02d}-{self.id}"
-
-
-def has_stages(data: dict[str, Any]) -> bool:
-    return data.get("stages") is not None
 
 
 def load_data(path: str | Path, variant: str | None, overrides: list[str]) -> dict[str, Any]:
@@ -102,53 +98,34 @@ def stages_of(data: dict[str, Any]) -> list[Stage]:
 
 
 def sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _resolve(v: str, made: list[tuple[str, str, str]], stages: list[Stage], sid: str, field: str,
-             role: str) -> str:
-    """The path of earlier stage ``v``'s output ``role``, or ``v`` itself (a file or an agent spec)."""
-    ids = {made_id: p for r, made_id, p in made if r == role}
-    if v in ids:
-        return ids[v]
-    if v in {s.id for s in stages}:
-        raise ConfigError(f"config key 'stages.{sid}.{field}': stage {v!r} writes no {role} before stage "
-                          f"{sid!r}")
-    return v
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def plan(stages: list[Stage], run_dir: Path) -> list[dict[str, Any]]:
-    """Each stage's folder, inputs (field -> path, or paths) and outputs (role -> path)."""
+    """Each stage's folder, inputs (field -> path, or paths: an earlier stage's output, a file or an agent
+    spec) and outputs (role -> path)."""
     made: list[tuple[str, str, str]] = []  # (role, stage id, path), in stage order
     out = []
     for st in stages:
-        folder = run_dir / "stages" / st.folder_name
-        inputs: dict[str, Any] = {}
-        config = st.module.Config
+        folder, config, inputs = run_dir / "stages" / st.folder_name, st.module.Config, {}
         for field, role in config.inputs.items():
-            value = getattr(st.cfg, field)
-
-            def resolve(v: str, field: str = field, role: str = role) -> str:
-                return _resolve(v, made, stages, st.id, field, role)  # noqa: B023 (called at once)
-
+            value, key = getattr(st.cfg, field), f"config key 'stages.{st.id}.{field}'"
+            ids = {sid: p for r, sid, p in made if r == role}
+            for v in value if isinstance(value, list) else [] if value is None else [value]:
+                if v not in ids and v in {s.id for s in stages}:
+                    raise ConfigError(f"{key}: stage {v!r} writes no {role} before stage {st.id!r}")
             if isinstance(value, list):
-                inputs[field] = [resolve(v) for v in value]
-                bad = [v for v, p in zip(value, inputs[field], strict=True) if v == p]
-                if bad:
-                    raise ConfigError(f"config key 'stages.{st.id}.{field}': {bad[0]!r} is not an earlier "
-                                      f"stage that writes a {role}")
+                for bad in (v for v in value if v not in ids):
+                    raise ConfigError(f"{key}: {bad!r} is not an earlier stage that writes a {role}")
+                inputs[field] = [ids[v] for v in value]
             elif value is not None:
-                inputs[field] = resolve(value)
+                inputs[field] = ids.get(value, value)
             elif field in config.latest:
-                latest = [p for r, _, p in made if r == role]
-                if not latest:
-                    raise ConfigError(f"config key 'stages.{st.id}.{field}': no stage before {st.id!r} "
-                                      f"writes a {role}; give one (a file or an agent)")
-                inputs[field] = latest[-1]
+                if role not in {r for r, _, _ in made}:
+                    raise ConfigError(f"{key}: no stage before {st.id!r} writes a {role}; give one (a file "
+                                      "or an agent)")
+                inputs[field] = [p for r, _, p in made if r == role][-1]
         outputs = {role: str(folder / name) for role, name in config.outputs.items()}
         if st.kind == "advantage" and "fit" not in st.cfg.steps:
             outputs.pop("policy")
@@ -235,12 +212,8 @@ def run_pipeline(data: dict[str, Any], run_dir: Path, command: str, from_stage: 
         except KeyboardInterrupt:
             status = 130
         except Exception as e:  # a bad input file, a full disk, a bug: one line (a traceback in error.log)
-            with open(folder / "error.log", "a", encoding="utf-8") as f:
-                f.write("".join(traceback.format_exception(e)) + "\n")
             text = (str(e).splitlines() or [""])[0][:500]
-            print(f"smear-train: error: stage {st.folder_name}: {type(e).__name__}: {text} (traceback in "
-                  f"{folder / 'error.log'})", file=sys.stderr)
-            status = 1
+            status = error(f"stage {st.folder_name}: {type(e).__name__}: {text}{log_traceback(e, folder)}", 1)
         if status != 0:
             if status == 130:
                 print(f"interrupted in stage {st.folder_name}: run the same command again to continue",
@@ -249,9 +222,7 @@ def run_pipeline(data: dict[str, Any], run_dir: Path, command: str, from_stage: 
         outputs = {role: {"path": path, "sha256": sha256(path)} for role, path in p["outputs"].items()
                    if Path(path).is_file()}
         if not outputs:
-            print(f"smear-train: error: stage {st.folder_name} wrote none of {list(p['outputs'].values())}",
-                  file=sys.stderr)
-            return 1
+            return error(f"stage {st.folder_name} wrote none of {list(p['outputs'].values())}", 1)
         record.update(status="done", outputs=outputs, seconds=round(time.monotonic() - t0, 1))
         write_text_atomic(folder / STAGE_RECORD, json.dumps(record, indent=1))
         print(f"{head}: done in {record['seconds']:.0f} s", file=sys.stderr, flush=True)

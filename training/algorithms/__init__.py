@@ -1,21 +1,13 @@
 """The algorithm registry and the trainer protocol every algorithm implements.
 
-``ALGORITHMS`` maps the config's ``algorithm.name`` to an :class:`Algorithm`: its trainer class and its config
-class, each as ``"module:Class"`` (or the class itself), imported only when needed. The config class (a
-subclass of :class:`~training.algorithms.config_base.AlgorithmConfig`, in a module that imports neither torch
-nor sb3) declares the algorithm's ``algorithm:`` keys with their docs and bounds, what it supports of the
-rest of the config and its own checks, so validating a config (and ``--help-config``) imports no trainer.
-Adding an algorithm is its module (a class that implements :class:`Trainer`, and its config class) plus one
-line here; docs/training.md says how. An unknown name is an error listing the valid ones (config validation
-uses the same table).
-
-A trainer owns its policy, optimizer and opponent pool and collects experience through the table layer, where
-rewards are in raw points and ``env.episode`` means the same everywhere: ``ppo`` plays
-:class:`smear_env.table.Table` games in lock-step, ``vector_ppo`` and ``dmc`` play the batched table
-:class:`smear_env.batched_table.BatchedTable` on the batched engine, ``maskable_ppo`` the single-seat
-Gymnasium env and ``rllib_ppo`` RLlib's multi-agent env (both built on ``Table``). ``smear-train``
-(:mod:`training.train`) drives it: warm start, ``iterate()`` until the budget is spent, snapshots,
-evaluation, checkpoints and resume.
+``ALGORITHMS`` maps the config's ``algorithm.name`` to an :class:`Algorithm`: its trainer class and its
+config class (a subclass of :class:`~training.algorithms.config_base.AlgorithmConfig` in a module that imports
+neither torch nor sb3, so validating a config imports no trainer), each as ``"module:Class"`` imported when
+needed.
+Adding an algorithm is its module and one line here (docs/training.md). A trainer owns its policy, optimizer
+and opponent pool and collects experience through the table layer (``ppo``: :class:`smear_env.table.Table`
+games in lock-step; ``vector_ppo`` and ``dmc``: the batched table; ``maskable_ppo``: the single-seat
+Gymnasium env; ``rllib_ppo``: RLlib's multi-agent env); :mod:`training.loop` drives it.
 """
 
 from __future__ import annotations
@@ -66,36 +58,28 @@ class Trainer(Protocol):
 
     def iterate(self) -> dict[str, float]:
         """Collect one rollout and update; returns scalars to log (``loss/...``, ``train/...``)."""
-        ...
 
     def add_snapshot(self) -> None:
         """Freeze the current policy into the opponent pool."""
-        ...
 
     def warm_start_policy(self) -> torch.nn.Module:
         """A :class:`~training.policy.SmearPolicy` for the imitation warm start to train in place."""
-        ...
 
     def after_warm_start(self) -> None:
         """Take over the weights of :meth:`warm_start_policy` after the warm start."""
-        ...
 
     def eval_policy(self) -> Any:
         """A policy with ``act(obs, mask, rng, greedy)`` for in-training evaluation."""
-        ...
 
     def policy_state(self) -> dict[str, torch.Tensor]:
         """The policy weights in :class:`~training.policy.SmearPolicy` naming (what a checkpoint plays)."""
-        ...
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """(tensors, JSON-able metadata) of everything else needed to resume."""
-        ...
 
     def load_state(self, policy_sd: dict[str, torch.Tensor], tensors: dict[str, torch.Tensor],
                    meta: dict[str, Any], step: int) -> None:
         """Restore from a checkpoint written with :meth:`policy_state` and :meth:`state`."""
-        ...
 
 
 def _entry(name: str) -> Algorithm:
@@ -130,5 +114,3 @@ def make_trainer(cfg: TrainConfig, rng: np.random.Generator) -> Trainer:
         return _resolve(on_ray)(cfg, rng)
     return trainer_class(cfg.algorithm.name)(cfg, rng)
 
-
-__all__ = ["ALGORITHMS", "Algorithm", "Trainer", "config_class", "make_trainer", "trainer_class"]

@@ -1,14 +1,11 @@
 """What a config section is made of (torch-free: config validation imports only this and the algorithms'
 config classes).
 
-Every section of a config file is a pydantic model (:class:`Section`): unknown keys, wrong types and values
-outside a field's bounds are refused (``extra="forbid"``, strict types, finite floats), and each field's
-docstring is its description (``--help-config``, the JSON Schema of ``smear-train --schema``, the docs).
-Each algorithm declares, in a module that imports neither torch nor sb3, one subclass of
-:class:`AlgorithmConfig` with its ``algorithm:`` keys, what else of the run config it supports (the
-``supports_*`` flags and :attr:`AlgorithmConfig.opponents`) and, if it needs them, cross-field checks of its
-own (:meth:`AlgorithmConfig.check`). The registry (:data:`training.algorithms.ALGORITHMS`) names it next to
-the trainer; :func:`training.config.validate` asks the class and names no algorithm.
+Every section is a pydantic model (:class:`Section`): unknown keys, wrong types and values outside a field's
+bounds are refused (``extra="forbid"``, strict types, finite floats); each field's docstring is its
+description (``--help-config``, ``smear-train --schema``, the docs). Each algorithm declares one torch-free
+subclass of :class:`AlgorithmConfig`: its ``algorithm:`` keys, what else of the run config it supports (the
+``supports_*`` flags, :attr:`AlgorithmConfig.opponents`) and its own checks (:meth:`AlgorithmConfig.check`).
 """
 
 from __future__ import annotations
@@ -45,8 +42,6 @@ def yaml_float(v: Any) -> Any:
     return v
 
 
-Float = Annotated[float, BeforeValidator(yaml_float)]
-"""A float field: ints and YAML exponent strings are taken as floats; nan and inf are refused."""
 Positive = Annotated[float, Field(gt=0), BeforeValidator(yaml_float)]
 NonNegative = Annotated[float, Field(ge=0), BeforeValidator(yaml_float)]
 Fraction = Annotated[float, Field(ge=0, le=1), BeforeValidator(yaml_float)]

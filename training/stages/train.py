@@ -35,7 +35,7 @@ def command(cfg: TrainConfig, inputs: dict[str, Any], folder: Path) -> dict[str,
 
 def run(args: dict[str, Any], folder: Path, resume: bool) -> int:
     from ..config import from_dict
-    from ..train import train
+    from ..loop import train
 
     cfg = from_dict(args)
     ckpts = folder / "checkpoints"
