@@ -14,7 +14,8 @@
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
 #   make test-tianshou  Tianshou venv (.venv-tianshou): the test suite + examples/tianshou_dqn.py
-#   make test-clients   TorchRL + PufferLib venv (.venv-clients, constraints/clients.txt): their client tests
+#   make test-clients   TorchRL + PufferLib + skrl venv (.venv-clients, constraints/clients.txt): their client tests
+#   make test-agilerl   AgileRL venv (.venv-agilerl, constraints/agilerl.txt): its client tests
 #   make test-openspiel OpenSpiel venv (.venv-openspiel): python_smear's tests + examples/openspiel_nfsp.py
 #   make test-frameworks  every framework venv: their integration tests, then every example (CI runs this)
 #   make examples       every examples/*.py with a tiny budget, each in its framework's venv
@@ -39,7 +40,7 @@ STAMP := $(VENV)/.installed
 STAMP_DEPS := pyproject.toml constraints.txt $(wildcard smear_env/__init__.py training/__init__.py)
 
 .PHONY: default-90 help venv install run test test-all test-slow lint bench clean distclean browser dist test-wheel docs docs-serve \
-	test-rllib test-tianshou test-clients test-openspiel test-frameworks examples
+	test-rllib test-tianshou test-clients test-agilerl test-openspiel test-frameworks examples
 
 help:
 	@sed -n 's/^#   make /  make /p' Makefile
@@ -170,8 +171,12 @@ test-tianshou: .venv-tianshou/.installed
 	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 	.venv-tianshou/bin/python examples/tianshou_dqn.py --steps 1000
 
+CLIENT_TESTS := tests/test_integrations_torchrl.py tests/test_integrations_pufferlib.py tests/test_integrations_skrl.py
 test-clients: .venv-clients/.installed
-	.venv-clients/bin/python -m pytest -n 0 tests/test_integrations_torchrl.py tests/test_integrations_pufferlib.py
+	.venv-clients/bin/python -m pytest -n 0 $(CLIENT_TESTS)
+
+test-agilerl: .venv-agilerl/.installed
+	.venv-agilerl/bin/python -m pytest -n 0 tests/test_integrations_agilerl.py
 
 test-openspiel: .venv-openspiel/.installed
 	.venv-openspiel/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations_openspiel.py $(PYTEST_ARGS)
@@ -180,13 +185,14 @@ test-openspiel: .venv-openspiel/.installed
 # CI: each framework's integration tests in its own venv (the whole suite there: test-rllib / test-tianshou),
 # then every example.
 test-frameworks: $(STAMP) .venv-rllib/.installed .venv-tianshou/.installed .venv-clients/.installed \
-		.venv-openspiel/.installed
+		.venv-agilerl/.installed .venv-openspiel/.installed
 	.venv-rllib/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
 		tests/test_integrations_rllib.py tests/test_integrations_ray.py
 	.venv-rllib/bin/python -m pytest -n 0 $(RAY_POOL_TESTS)
 	.venv-tianshou/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations.py \
 		tests/test_integrations_tianshou.py
-	.venv-clients/bin/python -m pytest -n 0 tests/test_integrations_torchrl.py tests/test_integrations_pufferlib.py
+	.venv-clients/bin/python -m pytest -n 0 $(CLIENT_TESTS)
+	.venv-agilerl/bin/python -m pytest -n 0 tests/test_integrations_agilerl.py
 	.venv-openspiel/bin/python -m pytest -n $(PYTEST_WORKERS) tests/test_integrations_openspiel.py
 	$(MAKE) examples
 
@@ -203,4 +209,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) .venv-rllib .venv-tianshou .venv-clients .venv-openspiel
+	rm -rf $(VENV) .venv-rllib .venv-tianshou .venv-clients .venv-agilerl .venv-openspiel

@@ -12,9 +12,9 @@ one process, measured in one run, interleaved (each round times every configurat
 for N in ``--num-envs`` (default 64 and 1024) and opponents in ``--opponents`` (default ``random`` and
 ``heuristic``: the agent spec strings, so every configuration plays the same agents). A decision is one
 learner decision (one env step of one game); the opponents' decisions in between are not counted. The
-learner's actions are uniform over the legal ones (one seeded generator). Printed: the median decisions per
-CPU second (this process's CPU time) and per wall second of each configuration, and the ratios vector / sync
-and sync / sb3.
+learner's actions are uniform over the legal ones (one seeded generator). Each measurement starts after a full
+garbage collection. Printed: the median decisions per CPU second (this process's CPU time) and per wall second
+of each configuration, and the ratios vector / sync and sync / sb3.
 
     PYTHONPATH=. python benchmarks/vector_env_speed.py --seconds 2 --rounds 3
 """
@@ -22,6 +22,7 @@ and sync / sb3.
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 from collections.abc import Callable
 
@@ -73,6 +74,10 @@ def make(kind: str, n: int, opponents: str, rng: np.random.Generator) -> Callabl
 
 
 def measure(step: Callable[[], int], seconds: float) -> tuple[float, float]:
+    # A full collection first: every configuration's envs live in this process, so a generation-2 collection
+    # (which walks all of them) would otherwise land in whichever window crosses the threshold; at N=1,024 one
+    # such collection halved a window's figure (a 2 s window holds a handful of steps on a loaded machine).
+    gc.collect()
     step()  # warm up
     n, c0, w0 = 0, time.process_time(), time.perf_counter()
     while time.perf_counter() - w0 < seconds:

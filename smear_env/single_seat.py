@@ -268,7 +268,7 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
             tries += 1
         if self.render_mode == "human":
             self.render()
-        return self._obs(), self._info()
+        return self._observe()
 
     def _new_game(self) -> None:
         rng = self.np_random
@@ -295,15 +295,17 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
         except IllegalActionError as e:
             if self.illegal_action == "terminate":
                 table.abandon()  # the state is unchanged; the episode ends with ILLEGAL_REWARD
-                info = self._info() | {"illegal_action": np.array(True)}
-                return self._obs(), ILLEGAL_REWARD, True, False, info
+                obs, info = self._observe()
+                info["illegal_action"] = np.array(True)
+                return obs, ILLEGAL_REWARD, True, False, info
             raise IllegalActionError(f"learning seat {seat}: {e}") from None
         reward = st.rewards[self.seat]
         if not table.done:
             reward += play(table, self._others)[self.seat]
         if self.render_mode == "human":
             self.render()
-        return self._obs(), float(reward), table.terminated, table.truncated, self._info()
+        obs, info = self._observe()
+        return obs, float(reward), table.terminated, table.truncated, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner now (bool (72,)), for sb3-contrib MaskablePPO (through Gymnasium's
@@ -343,20 +345,27 @@ class SmearSingleSeatEnv(OnTable, gymnasium.Env):
             return game.to_act
         return self.seat
 
-    def _obs(self) -> Any:
-        vec = encode_game(self._require_game(), self._obs_seat())
+    def _observe(self) -> tuple[Any, dict[str, Any]]:
+        """The observation and the info of the current state, the observed seat and the mask (as
+        :meth:`action_masks`) found once for both."""
+        game = self._require_game()
+        seat = self._obs_seat()
+        mask = episode_over_mask() if self.table.done else action_mask(game, seat).astype(bool)
+        vec = encode_game(game, seat)
         if self._scale is not None:
             vec *= self._scale
-        if self.obs_format == "flat":
-            return vec
-        return {"observation": vec, "action_mask": self.action_masks().astype(np.int8)}
-
-    def _info(self) -> dict[str, Any]:
-        game = self._require_game()
-        return {"seat": np.int64(self._obs_seat()), "learner_seat": np.int64(self.seat),
+        obs = vec if self.obs_format == "flat" else {"observation": vec, "action_mask": mask.astype(np.int8)}
+        info = {"seat": np.int64(seat), "learner_seat": np.int64(self.seat),
                 "scores": np.array(game.scores, dtype=np.int64), "hand_number": np.int64(game.hand_number),
                 "winner": np.int64(-1 if game.winner is None else game.winner),
-                "illegal_action": np.array(False), "action_mask": self.action_masks()}
+                "illegal_action": np.array(False), "action_mask": mask}
+        return obs, info
+
+    def _obs(self) -> Any:
+        return self._observe()[0]
+
+    def _info(self) -> dict[str, Any]:
+        return self._observe()[1]
 
 
 def make_env(

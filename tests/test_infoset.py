@@ -206,3 +206,37 @@ def test_the_many_sampler_is_seeded_and_checks_n() -> None:
     for bad in (-1, 2.0, True):
         with pytest.raises(ValueError, match="n must be an integer"):
             sample_hidden_many(view, np.random.default_rng(9), bad)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31), kitty=st.integers(0, 3), steps=st.integers(0, 60))
+def test_relative_view_rotates_seats_and_teams_field_by_field(seed, kitty, steps):
+    """``relative()`` against its definition: relative seat r is absolute seat (r + s) % 4, the observer's
+    team is team 0, every other field unchanged; a view of seat 0 is its own relative form."""
+    from smear_env.game import Phase
+
+    g = Game(SmearRules(kitty_size=kitty, target_score=1000), seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if g.phase == HAND_OVER:
+            g.start_next_hand()
+        la = g.legal_actions()
+        g.apply(la[int(rng.integers(len(la)))])
+    for s in range(4):
+        v = view_of(g, s)
+        assert type(v.phase) is Phase and v.phase == g.phase
+        r = v.relative()
+
+        def seat_of(x, s=s):
+            return None if x is None else (x - s) % 4
+
+        assert (r.seat, r.to_act, r.dealer, r.bidder, r.trick_leader) == (
+            0, seat_of(v.to_act), seat_of(v.dealer), seat_of(v.bidder), seat_of(v.trick_leader))
+        for name in ("bids", "played_by", "voids", "hand_sizes"):
+            assert getattr(r, name) == tuple(getattr(v, name)[(k + s) % 4] for k in range(4)), name
+        assert r.scores == (v.scores[s % 2], v.scores[1 - s % 2])
+        assert r.won_by_team == (v.won_by_team[s % 2], v.won_by_team[1 - s % 2])
+        for name in ("phase", "target_score", "kitty_size", "hand", "contract", "trump", "kitty", "discards",
+                     "trick", "legal_actions"):
+            assert getattr(r, name) == getattr(v, name), name
+        assert r.relative() == r

@@ -144,3 +144,30 @@ def test_maskable_ppo_short_run():
     obs, _ = env.reset(seed=1)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(action)]
+
+
+@pytest.mark.parametrize("obs_format", ["flat", "dict"])
+@pytest.mark.parametrize("learning", ["seat", "team"])
+def test_every_step_observation_and_info_agree_with_the_state(obs_format, learning):
+    """reset/step build the observation and the info together: both describe the state after the step,
+    the observed seat's vector, its mask as action_masks() gives it (all ones after the end), in separate
+    arrays."""
+    env = SmearSingleSeatEnv(learning=learning, obs_format=obs_format, episode="hand", normalize=True)
+    rng = np.random.default_rng(3)
+    obs, info = env.reset(seed=3)
+    for _ in range(120):
+        vec = obs if obs_format == "flat" else obs["observation"]
+        seat = int(info["seat"])
+        assert np.array_equal(vec, O.encode_game(env.game, seat) * env._scale)
+        assert info["action_mask"].dtype == bool and np.array_equal(info["action_mask"], env.action_masks())
+        assert int(info["learner_seat"]) == env.seat and tuple(info["scores"]) == tuple(env.game.scores)
+        if obs_format == "dict":
+            assert obs["action_mask"].dtype == np.int8
+            assert np.array_equal(obs["action_mask"], info["action_mask"])
+            assert not np.shares_memory(obs["action_mask"], info["action_mask"])
+        if env.table.done:
+            assert info["action_mask"].all()
+            obs, info = env.reset()
+            continue
+        legal = np.flatnonzero(info["action_mask"])
+        obs, _, _, _, info = env.step(int(legal[rng.integers(legal.size)]))
