@@ -65,7 +65,9 @@ from smear_env.config import SmearRules
 from smear_env.evaluation.batched import even_shares, one_blas_thread, worker_pool
 from smear_env.observation import PHASE, SCORES
 
+from . import fit as fitter
 from .checkpoint import save_policy, save_tensors
+from .collect import Collector
 
 __all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
            "label_rows", "main", "one_step_gains"]
@@ -87,56 +89,47 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
     """Step 1 in one process: ``positions`` rows ``obs`` (float16), ``mask``, ``value`` ((n, 72) float32
     exact values in the true deal, NaN where illegal) and ``policy`` (the policy's greedy action)."""
     from smear_env.agents.registry import rollout_players
-    from smear_env.agents.rollout import team_actions, true_deal, values_in_deals
+    from smear_env.agents.rollout import true_deal, values_in_deals
     from smear_env.observation import decode_batch
-    from smear_env.vector import VectorGame
 
     # an opponent that draws (random) is allowed here: its draws come from this seed, and each action's
     # continuation is then one sample of them (still an unbiased value of the action against that opponent)
-    team, opp = rollout_players(policy, opponent, rules, rng=np.random.default_rng([seed, 1]))
+    players = rollout_players(policy, opponent, rules, rng=np.random.default_rng([seed, 1]))
     objective = None
     if winprob:
         from smear_env.agents.winprob import load_winprob
 
         objective = load_winprob(winprob, rules)
     probs = np.array([share[p] for p in PHASE_NAMES])
-    vg = VectorGame(lanes, rules, seed=seed)
     rng = np.random.default_rng(seed)
     out: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "value": [], "policy": []}
-    got = 0
-    buf_obs: list[np.ndarray] = []
-    buf_mask: list[np.ndarray] = []
-    buf_deal: list[Any] = []
-    buf_act: list[int] = []
-    chunks = 0
+    got = chunks = 0
+    buf: list[tuple[np.ndarray, np.ndarray, Any, int]] = []  # (obs, mask, true deal, policy's action)
     t0 = time.monotonic()
-    while got < positions:
-        obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
-        actions = team_actions(team, opp, obs, mask, seat)
-        phase = np.minimum(vg.phase.astype(np.int64), 3)
-        pick = (((seat & 1) == 0) & (vg.phase <= 3) & (mask.sum(axis=1) > 1)
-                & (rng.random(lanes) < probs[phase]))
-        for lane in np.flatnonzero(pick).tolist():
-            buf_deal.append(true_deal(vg, lane))
-            buf_obs.append(obs[lane])
-            buf_mask.append(mask[lane])
-            buf_act.append(int(actions[lane]))
-        if len(buf_obs) >= _CHUNK or (buf_obs and got + len(buf_obs) >= positions):
-            bo, bm = np.array(buf_obs)[:positions - got], np.array(buf_mask)[:positions - got]
-            deals = buf_deal[:positions - got]
-            v = values_in_deals(rules, decode_batch(bo, bm), bm, deals, team, opp, rng, value=objective)
-            out["obs"].append(bo.astype(np.float16))  # 0/1 features and small integers: exact
-            out["mask"].append(bm)
-            out["value"].append(v.astype(np.float32))
-            out["policy"].append(np.array(buf_act[:positions - got], dtype=np.int64))
-            got += len(bo)
-            buf_obs, buf_mask, buf_deal, buf_act = [], [], [], []
-            chunks += 1
-            if log is not None and chunks % 50 == 0:
-                log(f"values: {got} positions, {time.monotonic() - t0:.0f} s")
-        vg.step(actions)
-    for a in (team, opp):
-        a.close()
+    with Collector(lanes, rules, seed, *players) as col:
+        vg = col.vg
+        while got < positions:
+            obs, mask, seat, actions = col.turn()
+            phase = np.minimum(vg.phase.astype(np.int64), 3)
+            pick = (((seat & 1) == 0) & (vg.phase <= 3) & (mask.sum(axis=1) > 1)
+                    & (rng.random(lanes) < probs[phase]))
+            buf += [(obs[i], mask[i], true_deal(vg, i), int(actions[i]))
+                    for i in np.flatnonzero(pick).tolist()]
+            if len(buf) >= _CHUNK or (buf and got + len(buf) >= positions):
+                rows = buf[:positions - got]
+                bo, bm = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+                v = values_in_deals(rules, decode_batch(bo, bm), bm, [r[2] for r in rows], col.team,
+                                    col.opponent, rng, value=objective)
+                out["obs"].append(bo.astype(np.float16))  # 0/1 features and small integers: exact
+                out["mask"].append(bm)
+                out["value"].append(v.astype(np.float32))
+                out["policy"].append(np.array([r[3] for r in rows], dtype=np.int64))
+                got += len(rows)
+                buf = []
+                chunks += 1
+                if log is not None and chunks % 50 == 0:
+                    log(f"values: {got} positions, {time.monotonic() - t0:.0f} s")
+            col.step(actions)
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
@@ -193,39 +186,30 @@ def fit_correction(policy_file: str, data: dict[str, np.ndarray], epochs: int, l
     value = np.nan_to_num(data["value"].astype(np.float32))
     target = torch.from_numpy(np.where(mask_np, value - value[np.arange(n), data["policy"]][:, None], 0)
                               .astype(np.float32))
-    perm = rng.permutation(n)
-    n_val = max(1, int(n * holdout))
-    val, train = perm[:n_val], perm[n_val:]
-    params = list(net.pi_body.parameters()) + list(net.pi_head.parameters())
-    opt = torch.optim.Adam(params, lr=lr)
+    val, train = fitter.holdout(rng, n, holdout, at_least=1)
 
-    def predict(rows: np.ndarray) -> np.ndarray:
-        net.eval()
-        with torch.no_grad():
-            return torch.cat([net.logits(obs[rows[i:i + 8192]], mask[rows[i:i + 8192]])
-                              for i in range(0, rows.size, 8192)]).numpy()
+    def loss(idx: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
+        m = mask[idx]
+        err = torch.where(m, net.logits(obs[idx], m) - target[idx], 0.0)
+        mse = (err * err).sum() / m.sum()
+        return mse, {"total": mse.item() * idx.numel()}
 
     losses: list[float] = []
-    for epoch in range(epochs):
-        net.train()
-        order = torch.from_numpy(rng.permutation(train))
-        total = 0.0
-        for begin in range(0, order.numel(), batch):
-            idx = order[begin:begin + batch]
-            m = mask[idx]
-            err = torch.where(m, net.logits(obs[idx], m) - target[idx], 0.0)
-            loss = (err * err).sum() / m.sum()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item() * idx.numel()
-        losses.append(total / train.size)
-        log(f"fit: epoch {epoch + 1}: squared error {losses[-1]:.5f}")
-    adv = predict(val)
+
+    def after_epoch(epoch: int, stats: dict[str, list[float]]) -> None:
+        losses.append(sum(stats["total"]) / train.size)
+        log(f"fit: epoch {epoch}: squared error {losses[-1]:.5f}")
+
+    fitter.fit([*net.pi_body.parameters(), *net.pi_head.parameters()], loss, epochs, lr, train, batch, rng,
+               module=net, after_epoch=after_epoch)
+    net.eval()
+    with torch.no_grad():
+        adv = torch.cat([net.logits(obs[val[i:i + 8192]], mask[val[i:i + 8192]])
+                         for i in range(0, val.size, 8192)]).numpy()
     err = np.where(mask_np[val], adv - target[val].numpy(), 0)
     phase = np.argmax(data["obs"][val, PHASE:PHASE + 4], axis=1)
     table = one_step_gains(adv, value[val], mask_np[val], data["policy"][val], phase)
-    record = {"rows": int(n), "held_out_rows": int(n_val), "epochs": epochs, "lr": lr, "batch": batch,
+    record = {"rows": int(n), "held_out_rows": int(val.size), "epochs": epochs, "lr": lr, "batch": batch,
               "seed": seed, "train_squared_error": losses,
               "held_out_squared_error": float((err ** 2).sum() / mask_np[val].sum()),
               "held_out_one_step_gains": table}
@@ -307,36 +291,27 @@ def more_values(run: Path, init: str, winprob: str | None) -> tuple[dict[str, An
     return rec, files
 
 
-def label_rows(agent: Any, opponent: str, rows: int, seed: int, rules: SmearRules, lanes: int = 4096
+def label_rows(agent: str, opponent: str, rows: int, seed: int, rules: SmearRules, lanes: int = 4096
                ) -> dict[str, np.ndarray]:
-    """Step 3: ``rows`` decisions (more than one legal action) of ``agent`` (seats 0 and 2, a batched agent
-    that does not draw) against ``opponent`` as distillation targets
+    """Step 3: ``rows`` decisions (more than one legal action) of ``agent`` (an agent spec, seats 0 and 2,
+    one that does not draw) against ``opponent`` as distillation targets
     (:data:`training.distill.TARGET_KEYS`)."""
-    from smear_env.agents.registry import make_batched_agent
-    from smear_env.agents.rollout import team_actions
-    from smear_env.vector import VectorGame
+    from smear_env.agents.registry import rollout_players
 
-    opp = make_batched_agent(opponent, rules)
-    rng = np.random.default_rng(seed)
-    for s in range(4):
-        agent.start_game(s, s, rules, rng)
-        opp.start_game(s, s, rules, rng)
-    vg = VectorGame(lanes, rules, seed=seed)
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": []}
     got = 0
-    while got < rows:
-        obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
-        own = (seat & 1) == 0
-        actions = team_actions(agent, opp, obs, mask, seat)
-        mine = actions[own]
-        keep = mask[own].sum(axis=1) > 1
-        take = min(int(keep.sum()), rows - got)
-        parts["obs"].append(obs[own][keep][:take].astype(np.float16))
-        parts["mask"].append(mask[own][keep][:take])
-        parts["action"].append(mine[keep][:take])
-        got += take
-        vg.step(actions)
-    opp.close()
+    with Collector(lanes, rules, seed, *rollout_players(agent, opponent, rules,
+                                                        rng=np.random.default_rng(seed))) as col:
+        while got < rows:
+            obs, mask, seat, actions = col.turn()
+            own = (seat & 1) == 0
+            keep = mask[own].sum(axis=1) > 1
+            take = min(int(keep.sum()), rows - got)
+            parts["obs"].append(obs[own][keep][:take].astype(np.float16))
+            parts["mask"].append(mask[own][keep][:take])
+            parts["action"].append(actions[own][keep][:take])
+            got += take
+            col.step(actions)
     out = {k: np.concatenate(v) for k, v in parts.items()}
     out["searched"] = np.ones(got, dtype=bool)
     return out
@@ -495,10 +470,7 @@ def run(args: argparse.Namespace, command: str) -> int:
             f"{'everywhere' if box is None else box})")
     if "labels" in args.steps:
         t0 = time.monotonic()
-        from smear_env.agents.registry import make_batched_agent
-
-        agent = make_batched_agent(str(final_file), rules)
-        data = label_rows(agent, args.opponent, args.label_rows, args.seed + 100, rules)
+        data = label_rows(str(final_file), args.opponent, args.label_rows, args.seed + 100, rules)
         np.savez(labels_file, **data)
         record["labels"] = {"rows": args.label_rows, "agent": str(final_file), "seed": args.seed + 100,
                             "seconds": round(time.monotonic() - t0, 1)}
