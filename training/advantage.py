@@ -1,50 +1,30 @@
 """Advantage rounds: one step of policy improvement learned from exact action values in the true deal.
 
-The rollout search of expert iteration (:mod:`smear_env.agents.rollout`) values each action on 32 deals
-drawn uniformly from what a player has seen, at every searched decision: costly (a round takes half an hour
-on 2 cores), blind to what the other players' bids and plays say about their cards, and noisy where it
-picks its best (the winner's curse, ``docs/training-diagnosis.md`` section 7). A round here instead:
-
-1. **values** -- the policy ``--init`` (seats 0 and 2) plays ``--opponent`` (1 and 3) on the batched engine.
-   At a random share of the team's decisions with more than one legal action (``--share``, per phase), every
-   legal action is played once in the *true* deal, the rest of the hand by the same deterministic players
-   (:func:`~smear_env.agents.rollout.values_in_deals`), and valued by the chance of winning the game after
-   the hand (``--winprob``, :mod:`smear_env.agents.winprob`; the hand's score difference without): the
-   action's exact value in that deal. The deals are the real ones, so across positions they follow the true
-   distribution of the hidden cards given what the player saw -- bids and plays included. One deal a
-   position makes each row noisy; the network in step 2 averages over many (a million rows take about 11
-   minutes on 2 idle cores: 2M took 1,360 s for stage 3 of ``default``; twice that from a corrected policy,
-   whose rollouts run two forward passes a decision).
+1. **values** -- the policy ``--init`` (seats 0 and 2) plays ``--opponent`` (1 and 3) on the batched collector
+   (:class:`~training.collect.Collector`). At a random share of the team's decisions with more than one legal
+   action (``--share``, per phase), every legal action is played once in the *true* deal, the rest of the
+   hand by the same players (:func:`~smear_env.agents.rollout.values_in_deals`), and valued by the chance of
+   winning the game after the hand (``--winprob``, :mod:`smear_env.agents.winprob`; without it the hand's
+   score difference): the action's exact value in that deal. Across positions the deals follow the true
+   distribution of the hidden cards given what the player saw, bids and plays included. An opponent that
+   draws (``--opponent random``) draws from the round's seed; each continuation is then one sample.
 2. **fit** -- a correction network (the policy's shape, its hidden layers initialised from the policy, the
    output layer from zeros) is regressed on ``A(s, a) = Q(s, a) - Q(s, pi(s))`` over the legal actions
-   (mean squared error). Held-out rows give, per margin, the mean true gain of the corrected choice over the
-   policy's (an unbiased one-step figure: the values are exact in those deals). The policy's checkpoint with
-   this correction added (``--margin``: the greedy action changes only where the correction's best is that
-   much better, and ``--max-logit-gap``: only to an action the policy itself rates within that many logits
-   of its greedy one; :class:`~smear_env.agents.checkpoint.Correction`) is ``<run-dir>/final.safetensors``:
-   it plays anywhere a checkpoint plays, two forward passes a decision.
-
-Two optional steps make a single network of it instead (measured: it keeps little of the gain,
-``docs/training-diagnosis.md`` section 9):
-
-3. **labels** -- the corrected policy plays ``--opponent``; each of its decisions with more than one legal
-   action is a distillation target (``--label-rows`` rows).
-4. **distill** -- the policy fine-tuned on those targets (:func:`training.distill.distill`):
+   (:mod:`training.fit`). Held-out rows give, per margin, the mean true gain of the corrected choice over the
+   policy's. The policy's checkpoint with this correction added (``--margin``, ``--max-logit-gap``,
+   ``--score-range``: :class:`~smear_env.agents.checkpoint.Correction`) is ``<run-dir>/final.safetensors``.
+3. **labels**, 4. **distill** (optional) -- the corrected policy's decisions against ``--opponent`` as
+   distillation targets, and the policy fine-tuned on them (:func:`training.distill.distill`):
    ``<run-dir>/student.safetensors``.
 
     python -m training.advantage --init default --run-dir runs/adv --winprob runs/winprob_C.safetensors \\
         --positions 1000000 --workers 2 --seed 95101
 
-The values step may face an opponent that draws (``--opponent random``): its draws come from the round's seed,
-and each action's continuation is then one sample of them. ``--more-values DIR ...`` fits on the values of
-other rounds' folders too (the same ``--init`` and ``--winprob``; e.g. one valued against random), so that
-one correction learns from positions against several opponents.
-
-A policy that already has corrections gets one more (each later one was fitted to the choices the earlier
-ones make). Each step's figures and the command are kept in ``<run-dir>/round.json`` and in the written
-checkpoints' metadata (``advantage_rounds``: one record a correction). The steps can be run alone
-(``--steps values,fit``; by default ``values,fit``); a later step reads what the earlier ones wrote in the
-run folder.
+``--more-values DIR ...`` fits on the values of other rounds' folders too (the same ``--init`` and
+``--winprob``), so that one correction learns from positions against several opponents. A policy that already
+has corrections gets one more. Each step's figures and the command are kept in ``<run-dir>/round.json`` and
+in the written checkpoints' metadata (``advantage_rounds``). ``--steps`` picks the steps (default
+``values,fit``); a later step reads what the earlier ones wrote in the run folder.
 """
 
 from __future__ import annotations
