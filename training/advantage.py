@@ -13,9 +13,6 @@
    (:mod:`training.fit`). Held-out rows give, per margin, the mean true gain of the corrected choice over the
    policy's. The policy's checkpoint with this correction added (``--margin``, ``--max-logit-gap``,
    ``--score-range``: :class:`~smear_env.agents.checkpoint.Correction`) is ``<run-dir>/final.safetensors``.
-3. **labels**, 4. **distill** (optional) -- the corrected policy's decisions against ``--opponent`` as
-   distillation targets, and the policy fine-tuned on them (:func:`training.distill.distill`):
-   ``<run-dir>/student.safetensors``.
 
     python -m training.advantage --init default --run-dir runs/adv --winprob runs/winprob_C.safetensors \\
         --positions 1000000 --workers 2 --seed 95101
@@ -46,16 +43,15 @@ from smear_env.evaluation.batched import even_shares, one_blas_thread, worker_po
 from smear_env.observation import PHASE, SCORES
 
 from . import fit as fitter
-from .checkpoint import save_policy, save_tensors
+from .checkpoint import save_tensors
 from .collect import Collector
 
 __all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
-           "label_rows", "main", "one_step_gains"]
+           "main", "one_step_gains"]
 
 PHASE_NAMES = ("bid", "trump", "discard", "play")
 """Decision phases, in the engine's codes 0-3."""
-STEPS = ("values", "fit", "labels", "distill")
-DEFAULT_STEPS = ("values", "fit")
+STEPS = ("values", "fit")
 DEFAULT_SHARE = {"bid": 0.5, "trump": 1.0, "discard": 0.3, "play": 0.15}
 """The share of the team's decisions of each phase (more than one legal action) valued in step 1."""
 MARGINS = (0.0, 0.005, 0.01, 0.02, 0.04, 0.06)
@@ -271,32 +267,6 @@ def more_values(run: Path, init: str, winprob: str | None) -> tuple[dict[str, An
     return rec, files
 
 
-def label_rows(agent: str, opponent: str, rows: int, seed: int, rules: SmearRules, lanes: int = 4096
-               ) -> dict[str, np.ndarray]:
-    """Step 3: ``rows`` decisions (more than one legal action) of ``agent`` (an agent spec, seats 0 and 2,
-    one that does not draw) against ``opponent`` as distillation targets
-    (:data:`training.distill.TARGET_KEYS`)."""
-    from smear_env.agents.registry import rollout_players
-
-    parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": []}
-    got = 0
-    with Collector(lanes, rules, seed, *rollout_players(agent, opponent, rules,
-                                                        rng=np.random.default_rng(seed))) as col:
-        while got < rows:
-            obs, mask, seat, actions = col.turn()
-            own = (seat & 1) == 0
-            keep = mask[own].sum(axis=1) > 1
-            take = min(int(keep.sum()), rows - got)
-            parts["obs"].append(obs[own][keep][:take].astype(np.float16))
-            parts["mask"].append(mask[own][keep][:take])
-            parts["action"].append(actions[own][keep][:take])
-            got += take
-            col.step(actions)
-    out = {k: np.concatenate(v) for k, v in parts.items()}
-    out["searched"] = np.ones(got, dtype=bool)
-    return out
-
-
 def _share(text: str) -> dict[str, float]:
     share = dict(DEFAULT_SHARE)
     for part in filter(None, text.split(",")):
@@ -353,10 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "those of the positions it was fitted on (elsewhere its values are an "
                          "extrapolation: without the bound an uncapped correction bid 4 hand after hand far "
                          "below zero); everywhere: at every score")
-    ap.add_argument("--label-rows", type=int, default=2_000_000, help="distillation targets of step 3")
-    ap.add_argument("--distill-epochs", type=int, default=3)
-    ap.add_argument("--distill-lr", type=float, default=1e-4)
-    ap.add_argument("--steps", type=_steps, default=list(DEFAULT_STEPS),
+    ap.add_argument("--steps", type=_steps, default=list(STEPS),
                     help=f"comma-separated steps to run, of {', '.join(STEPS)} (default: values,fit)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resume", action="store_true", help="keep a values step of --run-dir done for the same "
@@ -367,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    for key in ("positions", "workers", "epochs", "batch", "label_rows"):
+    for key in ("positions", "workers", "epochs", "batch"):
         if getattr(args, key) < 1:
             build_parser().error(f"--{key.replace('_', '-')} must be >= 1")
     if not args.margin >= 0 or not args.max_logit_gap >= 0:
@@ -398,7 +365,6 @@ def run(args: argparse.Namespace, command: str) -> int:
     record["command"] = command
     values_files = [str(run / f"values_{i}.npz") for i in range(args.workers)]
     final_file = run / "final.safetensors"
-    labels_file = run / "labels.npz"
 
     def log(msg: str) -> None:
         print(msg, flush=True)
@@ -448,28 +414,6 @@ def run(args: argparse.Namespace, command: str) -> int:
                 f"{row['gain']:+.5f} ± {row['gain_se']:.5f} a decision")
         log(f"wrote {final_file}: {init} with correction {index} (margin {args.margin}, scores "
             f"{'everywhere' if box is None else box})")
-    if "labels" in args.steps:
-        t0 = time.monotonic()
-        data = label_rows(str(final_file), args.opponent, args.label_rows, args.seed + 100, rules)
-        np.savez(labels_file, **data)
-        record["labels"] = {"rows": args.label_rows, "agent": str(final_file), "seed": args.seed + 100,
-                            "seconds": round(time.monotonic() - t0, 1)}
-        log(f"labels: {args.label_rows} rows of {final_file}")
-        del data
-    if "distill" in args.steps:
-        t0 = time.monotonic()
-        from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint
-
-        torch.set_num_threads(max(1, min(args.workers, os.cpu_count() or 1)))
-        # the student is the init's network taught the corrected player's labels: no warning needed
-        policy, meta = policy_from_checkpoint(init, warn_corrections=False)
-        res = distill(policy, load_targets([labels_file]), args.distill_epochs, args.distill_lr, args.batch,
-                      args.seed, log=log)
-        res["seconds"] = round(time.monotonic() - t0, 1)
-        record["distill"] = res
-        save_policy(run / "student.safetensors", policy.state_dict(),
-                    distilled_metadata(meta, "advantage_distill", record))
-        log(f"wrote {run / 'student.safetensors'}")
     record_path.write_text(json.dumps(record, indent=1))
     return 0
 
