@@ -316,13 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "much better (objective's units)")
     ap.add_argument("--max-logit-gap", type=float, default=3.0,
                     help="the correction may take only actions whose policy logit is at most this far below "
-                         "the greedy one's (a trust region; without it the correction fitted against the "
-                         "heuristic lost 13%% of games to random by overbidding)")
+                         "the greedy one's (a trust region; inf: none)")
     ap.add_argument("--score-range", choices=("fitted", "everywhere"), default="fitted",
                     help="fitted (default): the correction applies only where both teams' scores lie within "
                          "those of the positions it was fitted on (elsewhere its values are an "
-                         "extrapolation: without the bound an uncapped correction bid 4 hand after hand far "
-                         "below zero); everywhere: at every score")
+                         "extrapolation); everywhere: at every score")
     ap.add_argument("--steps", type=_steps, default=list(STEPS),
                     help=f"comma-separated steps to run, of {', '.join(STEPS)} (default: values,fit)")
     ap.add_argument("--seed", type=int, default=0)

@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--games", type=int, default=20000)
     ap.add_argument("--hidden", type=int, nargs="+", default=[32, 32])
     ap.add_argument("--steps", type=int, default=6000,
-                    help="full-batch Adam steps (1500 underfit the scores near the target)")
+                    help="full-batch Adam steps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shards", type=int, default=1, help="shares of the games, each on its own deal seed "
                     "(1: --seed itself); the model depends on this, not on --workers")
