@@ -3,8 +3,8 @@
 A :class:`Collector` is ``lanes`` games on a :class:`~smear_env.batched_table.BatchedTable`, every lane
 stepped at once: :meth:`Collector.turn` observes each lane's seat to act and asks the players, the caller
 reads what it records (and may change the actions played), :meth:`Collector.step` plays them. Its users:
-the win model's games (:mod:`training.winprob`), the advantage round's values and labels
-(:mod:`training.advantage`) and the imitation warm start (:mod:`training.algorithms.imitation`).
+the win model's games (:mod:`training.winprob`), the advantage round's values (:mod:`training.advantage`)
+and the batched imitation warm start (:mod:`training.algorithms.imitation`).
 
 The players are one of two kinds:
 
