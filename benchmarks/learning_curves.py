@@ -109,8 +109,7 @@ def run_one(name: str, minutes: float, points: int, games: int, seed: int, train
                 next_snap += cfg.selfplay.snapshot_interval
             cpu += time.process_time() - t0
         t0 = time.process_time()
-        r = evaluate_policy(trainer.eval_policy(), "heuristic", cfg.rules, games=games, seed=seed,
-                            engine="batched")
+        r = evaluate_policy(trainer.eval_policy(), "heuristic", cfg.rules, games=games, seed=seed)
         point = {"cpu_s": round(cpu, 1), "decisions": int(trainer.step), "win_rate": r["win_rate"],
                  "ci95": r["ci95"], "margin_per_hand": r["margin_per_hand"], "games": r["games"],
                  "eval_cpu_s": round(time.process_time() - t0, 1), "wall_s": round(time.time() - t_start, 1)}

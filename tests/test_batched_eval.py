@@ -99,17 +99,20 @@ def test_bad_engine_is_a_clear_error(capsys) -> None:
     assert "invalid choice: 'fast'" in capsys.readouterr().err
 
 
-def test_in_training_evaluation_on_the_batched_engine_equals_the_lockstep_tables() -> None:
+def test_in_training_evaluation_is_the_duplicate_match_of_the_greedy_policy() -> None:
+    """evaluate_policy's figures are run_match's for the policy's greedy agent, against an opponent that is
+    vectorised and one that plays row by row (pimc); an odd game count is rounded up to whole pairs."""
     torch = pytest.importorskip("torch")
-    from training.evaluation import evaluate_policy
+    from training.evaluation import GreedyPolicyAgent, evaluate_policy
     from training.policy import SmearPolicy
 
     torch.manual_seed(3)
     policy = SmearPolicy([32], "relu").eval()
     rules = SmearRules(target_score=7)
-    for opponent in ("random", "heuristic"):
-        a = evaluate_policy(policy, opponent, rules, games=16, seed=4, engine="batched")
-        b = evaluate_policy(policy, opponent, rules, games=16, seed=4, engine="reference")
-        assert a == b and a["games"] == 16
-    with pytest.raises(ValueError, match="engine 'x' is not allowed"):
-        evaluate_policy(policy, "random", rules, engine="x")
+    for opponent in ("heuristic", "pimc:samples=2"):
+        got = evaluate_policy(policy, opponent, rules, games=5, seed=4)
+        ref = run_match(GreedyPolicyAgent(policy), opponent, 6, rules, seed=4, engine="batched")
+        s = ref.summary()
+        assert got["games"] == 6 and got["win_rate"] == s["win_rate_a"]
+        assert got["ci95"] == s["win_rate_a_ci95"]
+        assert got["margin_per_hand"] == ref.pair_margin.sum() / ref.pair_hands.sum()

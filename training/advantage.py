@@ -1,50 +1,27 @@
 """Advantage rounds: one step of policy improvement learned from exact action values in the true deal.
 
-The rollout search of expert iteration (:mod:`smear_env.agents.rollout`) values each action on 32 deals
-drawn uniformly from what a player has seen, at every searched decision: costly (a round takes half an hour
-on 2 cores), blind to what the other players' bids and plays say about their cards, and noisy where it
-picks its best (the winner's curse, ``docs/training-diagnosis.md`` section 7). A round here instead:
-
-1. **values** -- the policy ``--init`` (seats 0 and 2) plays ``--opponent`` (1 and 3) on the batched engine.
-   At a random share of the team's decisions with more than one legal action (``--share``, per phase), every
-   legal action is played once in the *true* deal, the rest of the hand by the same deterministic players
-   (:func:`~smear_env.agents.rollout.values_in_deals`), and valued by the chance of winning the game after
-   the hand (``--winprob``, :mod:`smear_env.agents.winprob`; the hand's score difference without): the
-   action's exact value in that deal. The deals are the real ones, so across positions they follow the true
-   distribution of the hidden cards given what the player saw -- bids and plays included. One deal a
-   position makes each row noisy; the network in step 2 averages over many (a million rows take about 11
-   minutes on 2 idle cores: 2M took 1,360 s for stage 3 of ``default``; twice that from a corrected policy,
-   whose rollouts run two forward passes a decision).
+1. **values** -- the policy ``--init`` (seats 0 and 2) plays ``--opponent`` (1 and 3) on the batched collector
+   (:class:`~training.collect.Collector`). At a random share of the team's decisions with more than one legal
+   action (``--share``, per phase), every legal action is played once in the *true* deal, the rest of the
+   hand by the same players (:func:`~smear_env.agents.rollout.values_in_deals`), and valued by the chance of
+   winning the game after the hand (``--winprob``, :mod:`smear_env.agents.winprob`; without it the hand's
+   score difference): the action's exact value in that deal. Across positions the deals follow the true
+   distribution of the hidden cards given what the player saw, bids and plays included. An opponent that
+   draws (``--opponent random``) draws from the round's seed; each continuation is then one sample.
 2. **fit** -- a correction network (the policy's shape, its hidden layers initialised from the policy, the
    output layer from zeros) is regressed on ``A(s, a) = Q(s, a) - Q(s, pi(s))`` over the legal actions
-   (mean squared error). Held-out rows give, per margin, the mean true gain of the corrected choice over the
-   policy's (an unbiased one-step figure: the values are exact in those deals). The policy's checkpoint with
-   this correction added (``--margin``: the greedy action changes only where the correction's best is that
-   much better, and ``--max-logit-gap``: only to an action the policy itself rates within that many logits
-   of its greedy one; :class:`~smear_env.agents.checkpoint.Correction`) is ``<run-dir>/final.safetensors``:
-   it plays anywhere a checkpoint plays, two forward passes a decision.
-
-Two optional steps make a single network of it instead (measured: it keeps little of the gain,
-``docs/training-diagnosis.md`` section 9):
-
-3. **labels** -- the corrected policy plays ``--opponent``; each of its decisions with more than one legal
-   action is a distillation target (``--label-rows`` rows).
-4. **distill** -- the policy fine-tuned on those targets (:func:`training.distill.distill`):
-   ``<run-dir>/student.safetensors``.
+   (:mod:`training.fit`). Held-out rows give, per margin, the mean true gain of the corrected choice over the
+   policy's. The policy's checkpoint with this correction added (``--margin``, ``--max-logit-gap``,
+   ``--score-range``: :class:`~smear_env.agents.checkpoint.Correction`) is ``<run-dir>/final.safetensors``.
 
     python -m training.advantage --init default --run-dir runs/adv --winprob runs/winprob_C.safetensors \\
         --positions 1000000 --workers 2 --seed 95101
 
-The values step may face an opponent that draws (``--opponent random``): its draws come from the round's seed,
-and each action's continuation is then one sample of them. ``--more-values DIR ...`` fits on the values of
-other rounds' folders too (the same ``--init`` and ``--winprob``; e.g. one valued against random), so that
-one correction learns from positions against several opponents.
-
-A policy that already has corrections gets one more (each later one was fitted to the choices the earlier
-ones make). Each step's figures and the command are kept in ``<run-dir>/round.json`` and in the written
-checkpoints' metadata (``advantage_rounds``: one record a correction). The steps can be run alone
-(``--steps values,fit``; by default ``values,fit``); a later step reads what the earlier ones wrote in the
-run folder.
+``--more-values DIR ...`` fits on the values of other rounds' folders too (the same ``--init`` and
+``--winprob``), so that one correction learns from positions against several opponents. A policy that already
+has corrections gets one more. Each step's figures and the command are kept in ``<run-dir>/round.json`` and
+in the written checkpoints' metadata (``advantage_rounds``). ``--steps`` picks the steps (default
+``values,fit``); a later step reads what the earlier ones wrote in the run folder.
 """
 
 from __future__ import annotations
@@ -65,15 +42,16 @@ from smear_env.config import SmearRules
 from smear_env.evaluation.batched import even_shares, one_blas_thread, worker_pool
 from smear_env.observation import PHASE, SCORES
 
-from .checkpoint import save_policy, save_tensors
+from . import fit as fitter
+from .checkpoint import save_tensors
+from .collect import Collector
 
 __all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
-           "label_rows", "main", "one_step_gains"]
+           "main", "one_step_gains"]
 
 PHASE_NAMES = ("bid", "trump", "discard", "play")
 """Decision phases, in the engine's codes 0-3."""
-STEPS = ("values", "fit", "labels", "distill")
-DEFAULT_STEPS = ("values", "fit")
+STEPS = ("values", "fit")
 DEFAULT_SHARE = {"bid": 0.5, "trump": 1.0, "discard": 0.3, "play": 0.15}
 """The share of the team's decisions of each phase (more than one legal action) valued in step 1."""
 MARGINS = (0.0, 0.005, 0.01, 0.02, 0.04, 0.06)
@@ -87,56 +65,47 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
     """Step 1 in one process: ``positions`` rows ``obs`` (float16), ``mask``, ``value`` ((n, 72) float32
     exact values in the true deal, NaN where illegal) and ``policy`` (the policy's greedy action)."""
     from smear_env.agents.registry import rollout_players
-    from smear_env.agents.rollout import team_actions, true_deal, values_in_deals
+    from smear_env.agents.rollout import true_deal, values_in_deals
     from smear_env.observation import decode_batch
-    from smear_env.vector import VectorGame
 
     # an opponent that draws (random) is allowed here: its draws come from this seed, and each action's
     # continuation is then one sample of them (still an unbiased value of the action against that opponent)
-    team, opp = rollout_players(policy, opponent, rules, rng=np.random.default_rng([seed, 1]))
+    players = rollout_players(policy, opponent, rules, rng=np.random.default_rng([seed, 1]))
     objective = None
     if winprob:
         from smear_env.agents.winprob import load_winprob
 
         objective = load_winprob(winprob, rules)
     probs = np.array([share[p] for p in PHASE_NAMES])
-    vg = VectorGame(lanes, rules, seed=seed)
     rng = np.random.default_rng(seed)
     out: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "value": [], "policy": []}
-    got = 0
-    buf_obs: list[np.ndarray] = []
-    buf_mask: list[np.ndarray] = []
-    buf_deal: list[Any] = []
-    buf_act: list[int] = []
-    chunks = 0
+    got = chunks = 0
+    buf: list[tuple[np.ndarray, np.ndarray, Any, int]] = []  # (obs, mask, true deal, policy's action)
     t0 = time.monotonic()
-    while got < positions:
-        obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
-        actions = team_actions(team, opp, obs, mask, seat)
-        phase = np.minimum(vg.phase.astype(np.int64), 3)
-        pick = (((seat & 1) == 0) & (vg.phase <= 3) & (mask.sum(axis=1) > 1)
-                & (rng.random(lanes) < probs[phase]))
-        for lane in np.flatnonzero(pick).tolist():
-            buf_deal.append(true_deal(vg, lane))
-            buf_obs.append(obs[lane])
-            buf_mask.append(mask[lane])
-            buf_act.append(int(actions[lane]))
-        if len(buf_obs) >= _CHUNK or (buf_obs and got + len(buf_obs) >= positions):
-            bo, bm = np.array(buf_obs)[:positions - got], np.array(buf_mask)[:positions - got]
-            deals = buf_deal[:positions - got]
-            v = values_in_deals(rules, decode_batch(bo, bm), bm, deals, team, opp, rng, value=objective)
-            out["obs"].append(bo.astype(np.float16))  # 0/1 features and small integers: exact
-            out["mask"].append(bm)
-            out["value"].append(v.astype(np.float32))
-            out["policy"].append(np.array(buf_act[:positions - got], dtype=np.int64))
-            got += len(bo)
-            buf_obs, buf_mask, buf_deal, buf_act = [], [], [], []
-            chunks += 1
-            if log is not None and chunks % 50 == 0:
-                log(f"values: {got} positions, {time.monotonic() - t0:.0f} s")
-        vg.step(actions)
-    for a in (team, opp):
-        a.close()
+    with Collector(lanes, rules, seed, *players) as col:
+        vg = col.vg
+        while got < positions:
+            obs, mask, seat, actions = col.turn()
+            phase = np.minimum(vg.phase.astype(np.int64), 3)
+            pick = (((seat & 1) == 0) & (vg.phase <= 3) & (mask.sum(axis=1) > 1)
+                    & (rng.random(lanes) < probs[phase]))
+            buf += [(obs[i], mask[i], true_deal(vg, i), int(actions[i]))
+                    for i in np.flatnonzero(pick).tolist()]
+            if len(buf) >= _CHUNK or (buf and got + len(buf) >= positions):
+                rows = buf[:positions - got]
+                bo, bm = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+                v = values_in_deals(rules, decode_batch(bo, bm), bm, [r[2] for r in rows], col.team,
+                                    col.opponent, rng, value=objective)
+                out["obs"].append(bo.astype(np.float16))  # 0/1 features and small integers: exact
+                out["mask"].append(bm)
+                out["value"].append(v.astype(np.float32))
+                out["policy"].append(np.array([r[3] for r in rows], dtype=np.int64))
+                got += len(rows)
+                buf = []
+                chunks += 1
+                if log is not None and chunks % 50 == 0:
+                    log(f"values: {got} positions, {time.monotonic() - t0:.0f} s")
+            col.step(actions)
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
@@ -193,39 +162,30 @@ def fit_correction(policy_file: str, data: dict[str, np.ndarray], epochs: int, l
     value = np.nan_to_num(data["value"].astype(np.float32))
     target = torch.from_numpy(np.where(mask_np, value - value[np.arange(n), data["policy"]][:, None], 0)
                               .astype(np.float32))
-    perm = rng.permutation(n)
-    n_val = max(1, int(n * holdout))
-    val, train = perm[:n_val], perm[n_val:]
-    params = list(net.pi_body.parameters()) + list(net.pi_head.parameters())
-    opt = torch.optim.Adam(params, lr=lr)
+    val, train = fitter.holdout(rng, n, holdout, at_least=1)
 
-    def predict(rows: np.ndarray) -> np.ndarray:
-        net.eval()
-        with torch.no_grad():
-            return torch.cat([net.logits(obs[rows[i:i + 8192]], mask[rows[i:i + 8192]])
-                              for i in range(0, rows.size, 8192)]).numpy()
+    def loss(idx: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
+        m = mask[idx]
+        err = torch.where(m, net.logits(obs[idx], m) - target[idx], 0.0)
+        mse = (err * err).sum() / m.sum()
+        return mse, {"total": mse.item() * idx.numel()}
 
     losses: list[float] = []
-    for epoch in range(epochs):
-        net.train()
-        order = torch.from_numpy(rng.permutation(train))
-        total = 0.0
-        for begin in range(0, order.numel(), batch):
-            idx = order[begin:begin + batch]
-            m = mask[idx]
-            err = torch.where(m, net.logits(obs[idx], m) - target[idx], 0.0)
-            loss = (err * err).sum() / m.sum()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item() * idx.numel()
-        losses.append(total / train.size)
-        log(f"fit: epoch {epoch + 1}: squared error {losses[-1]:.5f}")
-    adv = predict(val)
+
+    def after_epoch(epoch: int, stats: dict[str, list[float]]) -> None:
+        losses.append(sum(stats["total"]) / train.size)
+        log(f"fit: epoch {epoch}: squared error {losses[-1]:.5f}")
+
+    fitter.fit([*net.pi_body.parameters(), *net.pi_head.parameters()], loss, epochs, lr, train, batch, rng,
+               module=net, after_epoch=after_epoch)
+    net.eval()
+    with torch.no_grad():
+        adv = torch.cat([net.logits(obs[val[i:i + 8192]], mask[val[i:i + 8192]])
+                         for i in range(0, val.size, 8192)]).numpy()
     err = np.where(mask_np[val], adv - target[val].numpy(), 0)
     phase = np.argmax(data["obs"][val, PHASE:PHASE + 4], axis=1)
     table = one_step_gains(adv, value[val], mask_np[val], data["policy"][val], phase)
-    record = {"rows": int(n), "held_out_rows": int(n_val), "epochs": epochs, "lr": lr, "batch": batch,
+    record = {"rows": int(n), "held_out_rows": int(val.size), "epochs": epochs, "lr": lr, "batch": batch,
               "seed": seed, "train_squared_error": losses,
               "held_out_squared_error": float((err ** 2).sum() / mask_np[val].sum()),
               "held_out_one_step_gains": table}
@@ -307,41 +267,6 @@ def more_values(run: Path, init: str, winprob: str | None) -> tuple[dict[str, An
     return rec, files
 
 
-def label_rows(agent: Any, opponent: str, rows: int, seed: int, rules: SmearRules, lanes: int = 4096
-               ) -> dict[str, np.ndarray]:
-    """Step 3: ``rows`` decisions (more than one legal action) of ``agent`` (seats 0 and 2, a batched agent
-    that does not draw) against ``opponent`` as distillation targets
-    (:data:`training.distill.TARGET_KEYS`)."""
-    from smear_env.agents.registry import make_batched_agent
-    from smear_env.agents.rollout import team_actions
-    from smear_env.vector import VectorGame
-
-    opp = make_batched_agent(opponent, rules)
-    rng = np.random.default_rng(seed)
-    for s in range(4):
-        agent.start_game(s, s, rules, rng)
-        opp.start_game(s, s, rules, rng)
-    vg = VectorGame(lanes, rules, seed=seed)
-    parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": []}
-    got = 0
-    while got < rows:
-        obs, mask, seat = vg.observe(), vg.legal_mask(), vg.to_act.copy()
-        own = (seat & 1) == 0
-        actions = team_actions(agent, opp, obs, mask, seat)
-        mine = actions[own]
-        keep = mask[own].sum(axis=1) > 1
-        take = min(int(keep.sum()), rows - got)
-        parts["obs"].append(obs[own][keep][:take].astype(np.float16))
-        parts["mask"].append(mask[own][keep][:take])
-        parts["action"].append(mine[keep][:take])
-        got += take
-        vg.step(actions)
-    opp.close()
-    out = {k: np.concatenate(v) for k, v in parts.items()}
-    out["searched"] = np.ones(got, dtype=bool)
-    return out
-
-
 def _share(text: str) -> dict[str, float]:
     share = dict(DEFAULT_SHARE)
     for part in filter(None, text.split(",")):
@@ -391,17 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "much better (objective's units)")
     ap.add_argument("--max-logit-gap", type=float, default=3.0,
                     help="the correction may take only actions whose policy logit is at most this far below "
-                         "the greedy one's (a trust region; without it the correction fitted against the "
-                         "heuristic lost 13%% of games to random by overbidding)")
+                         "the greedy one's (a trust region; inf: none)")
     ap.add_argument("--score-range", choices=("fitted", "everywhere"), default="fitted",
                     help="fitted (default): the correction applies only where both teams' scores lie within "
                          "those of the positions it was fitted on (elsewhere its values are an "
-                         "extrapolation: without the bound an uncapped correction bid 4 hand after hand far "
-                         "below zero); everywhere: at every score")
-    ap.add_argument("--label-rows", type=int, default=2_000_000, help="distillation targets of step 3")
-    ap.add_argument("--distill-epochs", type=int, default=3)
-    ap.add_argument("--distill-lr", type=float, default=1e-4)
-    ap.add_argument("--steps", type=_steps, default=list(DEFAULT_STEPS),
+                         "extrapolation); everywhere: at every score")
+    ap.add_argument("--steps", type=_steps, default=list(STEPS),
                     help=f"comma-separated steps to run, of {', '.join(STEPS)} (default: values,fit)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--resume", action="store_true", help="keep a values step of --run-dir done for the same "
@@ -412,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    for key in ("positions", "workers", "epochs", "batch", "label_rows"):
+    for key in ("positions", "workers", "epochs", "batch"):
         if getattr(args, key) < 1:
             build_parser().error(f"--{key.replace('_', '-')} must be >= 1")
     if not args.margin >= 0 or not args.max_logit_gap >= 0:
@@ -443,7 +363,6 @@ def run(args: argparse.Namespace, command: str) -> int:
     record["command"] = command
     values_files = [str(run / f"values_{i}.npz") for i in range(args.workers)]
     final_file = run / "final.safetensors"
-    labels_file = run / "labels.npz"
 
     def log(msg: str) -> None:
         print(msg, flush=True)
@@ -493,31 +412,6 @@ def run(args: argparse.Namespace, command: str) -> int:
                 f"{row['gain']:+.5f} ± {row['gain_se']:.5f} a decision")
         log(f"wrote {final_file}: {init} with correction {index} (margin {args.margin}, scores "
             f"{'everywhere' if box is None else box})")
-    if "labels" in args.steps:
-        t0 = time.monotonic()
-        from smear_env.agents.registry import make_batched_agent
-
-        agent = make_batched_agent(str(final_file), rules)
-        data = label_rows(agent, args.opponent, args.label_rows, args.seed + 100, rules)
-        np.savez(labels_file, **data)
-        record["labels"] = {"rows": args.label_rows, "agent": str(final_file), "seed": args.seed + 100,
-                            "seconds": round(time.monotonic() - t0, 1)}
-        log(f"labels: {args.label_rows} rows of {final_file}")
-        del data
-    if "distill" in args.steps:
-        t0 = time.monotonic()
-        from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint
-
-        torch.set_num_threads(max(1, min(args.workers, os.cpu_count() or 1)))
-        # the student is the init's network taught the corrected player's labels: no warning needed
-        policy, meta = policy_from_checkpoint(init, warn_corrections=False)
-        res = distill(policy, load_targets([labels_file]), args.distill_epochs, args.distill_lr, args.batch,
-                      args.seed, log=log)
-        res["seconds"] = round(time.monotonic() - t0, 1)
-        record["distill"] = res
-        save_policy(run / "student.safetensors", policy.state_dict(),
-                    distilled_metadata(meta, "advantage_distill", record))
-        log(f"wrote {run / 'student.safetensors'}")
     record_path.write_text(json.dumps(record, indent=1))
     return 0
 

@@ -40,6 +40,7 @@ import torch
 from smear_env.actions import NUM_ACTIONS
 from smear_env.observation import OBS_SIZE
 
+from . import fit as fitter
 from .checkpoint import load_policy_state, save_policy
 from .policy import SmearPolicy
 
@@ -156,11 +157,9 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     n = data["action"].size
-    perm = rng.permutation(n)
-    n_val = int(n * holdout)
+    val, train = fitter.holdout(rng, n, holdout)
     is_val = np.zeros(n, dtype=bool)
-    is_val[perm[:n_val]] = True
-    train = perm[n_val:]
+    is_val[val] = True
     obs = torch.from_numpy(data["obs"].astype(np.float32))
     mask = torch.from_numpy(data["mask"].astype(bool))
     act = torch.from_numpy(data["action"].astype(np.int64))
@@ -192,25 +191,20 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
                 "flipped_held_out": share(~changed & is_val & several, now != start)}
 
     learned = shares() if epochs < 1 else {}
-    opt = torch.optim.Adam(policy.parameters(), lr=lr)
-    for epoch in range(epochs):
-        policy.train()
-        order = torch.from_numpy(rng.permutation(train))
-        losses = []
-        for begin in range(0, order.numel(), batch):
-            idx = order[begin:begin + batch]
-            ce = torch.nn.functional.cross_entropy(policy.logits(obs[idx], mask[idx]), act[idx],
-                                                   reduction="none")
-            loss = (ce * weight[idx]).sum() / weight[idx].sum()
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
-            opt.step()
-            losses.append(loss.item())
+
+    def loss(idx: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
+        ce = torch.nn.functional.cross_entropy(policy.logits(obs[idx], mask[idx]), act[idx], reduction="none")
+        weighted = (ce * weight[idx]).sum() / weight[idx].sum()
+        return weighted, {"loss": weighted.item()}
+
+    def after_epoch(epoch: int, stats: dict[str, list[float]]) -> None:
         policy.eval()
-        learned = shares()
-        log(f"epoch {epoch + 1}: cross-entropy {np.mean(losses):.4f}, "
+        learned.update(shares())
+        log(f"epoch {epoch}: cross-entropy {np.mean(stats['loss']):.4f}, "
             + ", ".join(f"{k} {v if v is None else round(v, 4)}" for k, v in learned.items()))
+
+    fitter.fit(policy.parameters(), loss, epochs, lr, train, batch, rng, clip=1.0, module=policy,
+               after_epoch=after_epoch)
     return {"rows": float(n), "searched_rows": float(data["searched"].sum()),
             "changed_rows": float(changed.sum()), "changes_dropped_by_min_gain": float(dropped), **learned}
 

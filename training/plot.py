@@ -15,6 +15,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 COLORS = [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (140, 86, 75)]
 
@@ -56,60 +57,76 @@ def fmt_step(s: float) -> str:
     return f"{s:.0f}"
 
 
-def plot(curves: dict[str, list[tuple[int, float, float, float]]], out: str | Path, title: str = "",
-         size: tuple[int, int] = (720, 440)) -> Path:
-    """Draw ``curves`` (see :func:`read_curves`) into the PNG ``out``; returns its path."""
+Points = list[tuple[float, float, float, float]]
+"""A curve: (x, value, interval low, interval high) per point, sorted by x."""
+
+
+def draw(panels: list[dict[str, Any]], out: str | Path, title: str, x_label: str, size: tuple[int, int],
+         legend: bool = False) -> Path:
+    """Panels stacked top to bottom sharing the x axis, each ``{"title", "curves": {name: Points}, "lo",
+    "hi", "ref", "fmt"}`` (the y range, a dashed reference line, the y labels' format); every curve a line
+    with its interval as a shaded band; ``legend``: the curves' names and last values at the right. Written
+    atomically as a PNG; returns its path."""
     from PIL import Image, ImageDraw
 
-    if not curves:
-        raise ValueError("no evaluation entries to plot")
-    w, h = size
-    left, right, top, bottom = 56, 150, 30, 44
-    img = Image.new("RGB", (w, h), "white")
-    d = ImageDraw.Draw(img, "RGBA")
-    steps = [p[0] for pts in curves.values() for p in pts]
-    x0, x1 = min(steps), max(steps)
-    if x1 == x0:
-        x1 = x0 + 1
-
-    def px(step: float, rate: float) -> tuple[float, float]:
-        return (left + (step - x0) / (x1 - x0) * (w - left - right),
-                top + (1.0 - rate) * (h - top - bottom))
-
-    for i in range(11):  # horizontal grid, y labels
-        y = px(x0, i / 10)[1]
-        d.line([(left, y), (w - right, y)], fill=(225, 225, 225))
-        d.text((8, y - 6), f"{i * 10:3d}%", fill="black")
-    for i in range(6):  # x ticks
-        s = x0 + (x1 - x0) * i / 5
-        x = px(s, 0)[0]
-        d.line([(x, h - bottom), (x, h - bottom + 4)], fill="black")
-        d.text((x - 12, h - bottom + 8), fmt_step(s), fill="black")
-    half = px(x0, 0.5)[1]
-    for x in range(left, w - right, 8):
-        d.line([(x, half), (x + 4, half)], fill=(90, 90, 90))
-    d.rectangle([left, top, w - right, h - bottom], outline="black")
-    d.text((left + (w - left - right) // 2 - 60, h - 16), "learner decisions", fill="black")
-    d.text((left, 8), title or "greedy win rate vs baselines (duplicate games, 95% CI)", fill="black")
-    for k, (name, pts) in enumerate(sorted(curves.items())):
-        color = COLORS[k % len(COLORS)]
-        upper = [px(s, hi) for s, _, _, hi in pts]
-        lower = [px(s, lo) for s, _, lo, _ in reversed(pts)]
-        if len(pts) > 1:
-            d.polygon(upper + lower, fill=(*color, 40))
-        line = [px(s, r) for s, r, _, _ in pts]
-        if len(line) > 1:
-            d.line(line, fill=color, width=2)
-        for x, y in line:
-            d.ellipse([x - 3, y - 3, x + 3, y + 3], fill=color)
-        ly = top + 10 + 18 * k
-        d.line([(w - right + 12, ly + 5), (w - right + 32, ly + 5)], fill=color, width=3)
-        d.text((w - right + 38, ly), f"{name} {pts[-1][1]:.0%}", fill="black")
     from .checkpoint import write_atomic
 
+    w, h = size
+    left, right, top, gap, bottom = 56, 150 if legend else 24, 42, 46, 44
+    ph = (h - top - bottom - gap * (len(panels) - 1)) // len(panels)
+    img = Image.new("RGB", (w, h), "white")
+    d = ImageDraw.Draw(img, "RGBA")
+    xs = [p[0] for panel in panels for pts in panel["curves"].values() for p in pts]
+    x0, x1 = min(xs), max(max(xs), min(xs) + 1)
+
+    def px(x: float) -> float:
+        return left + (x - x0) / (x1 - x0) * (w - left - right)
+
+    for k, panel in enumerate(panels):
+        y_top, ylo, yhi = top + k * (ph + gap), panel["lo"], panel["hi"]
+
+        def py(v: float, y_top: int = y_top, ylo: float = ylo, yhi: float = yhi) -> float:
+            return y_top + (1.0 - (v - ylo) / (yhi - ylo)) * ph
+
+        for i in range(6):
+            y = py(ylo + (yhi - ylo) * i / 5)
+            d.line([(left, y), (w - right, y)], fill=(225, 225, 225))
+            d.text((6, y - 6), format(ylo + (yhi - ylo) * i / 5, panel["fmt"]), fill="black")
+        for x in range(left, w - right, 8):
+            d.line([(x, py(panel["ref"])), (x + 4, py(panel["ref"]))], fill=(90, 90, 90))
+        d.rectangle([left, y_top, w - right, y_top + ph], outline="black")
+        d.text((left, y_top - 14), panel["title"], fill="black")
+        for c, (name, pts) in enumerate(sorted(panel["curves"].items())):
+            color = panel.get("color") or COLORS[c % len(COLORS)]
+            if len(pts) > 1:
+                d.polygon([(px(x), py(hi)) for x, _, _, hi in pts]
+                          + [(px(x), py(lo)) for x, _, lo, _ in reversed(pts)], fill=(*color, 40))
+                d.line([(px(x), py(v)) for x, v, _, _ in pts], fill=color, width=2)
+            for x, v, _, _ in pts:
+                d.ellipse([px(x) - 3, py(v) - 3, px(x) + 3, py(v) + 3], fill=color)
+            if legend:
+                ly = y_top + 10 + 18 * c
+                d.line([(w - right + 12, ly + 5), (w - right + 32, ly + 5)], fill=color, width=3)
+                d.text((w - right + 38, ly), f"{name} {format(pts[-1][1], panel['fmt'])}", fill="black")
+    for i in range(6):
+        s = x0 + (x1 - x0) * i / 5
+        d.line([(px(s), h - bottom), (px(s), h - bottom + 4)], fill="black")
+        d.text((px(s) - 12, h - bottom + 8), fmt_step(s), fill="black")
+    d.text((left + (w - left - right) // 2 - 3 * len(x_label), h - 16), x_label, fill="black")
+    d.text((left, 6), title, fill="black")
     out = Path(out)
     write_atomic(out, lambda tmp: img.save(tmp, format="PNG"))  # a failed write leaves the old plot
     return out
+
+
+def plot(curves: dict[str, list[tuple[int, float, float, float]]], out: str | Path, title: str = "",
+         size: tuple[int, int] = (720, 440)) -> Path:
+    """Draw ``curves`` (see :func:`read_curves`) into the PNG ``out``; returns its path."""
+    if not curves:
+        raise ValueError("no evaluation entries to plot")
+    panel = {"title": "", "curves": curves, "lo": 0.0, "hi": 1.0, "ref": 0.5, "fmt": ".0%"}
+    return draw([panel], out, title or "greedy win rate vs baselines (duplicate games, 95% CI)",
+                "learner decisions", size, legend=True)
 
 
 def plot_run(path: str | Path, out: str | Path | None = None) -> Path:

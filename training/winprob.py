@@ -28,30 +28,29 @@ import torch
 from smear_env.agents.winprob import INPUTS, KIND
 from smear_env.config import SmearRules
 
+from . import fit as fitter
 from .checkpoint import base_metadata, save_tensors
+from .collect import Collector
 
 
 def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, lanes: int = 512
             ) -> tuple[np.ndarray, np.ndarray]:
     """(X (n, 3): own score, other score, own team deals; y (n,): ``team`` won) over the hand starts of
-    ``games`` finished games."""
+    ``games`` finished games (:class:`~training.collect.Collector`)."""
     from smear_env.agents.registry import rollout_players
-    from smear_env.agents.rollout import team_actions
-    from smear_env.vector import VectorGame
 
-    a, b = rollout_players(team, opponent, rules)
-    vg = VectorGame(lanes, rules, seed=seed)
-
-    def start(i: int) -> tuple[int, int, int]:
-        return int(vg.scores[i, 0]), int(vg.scores[i, 1]), int((vg.dealer[i] & 1) == 0)
-
-    pending = [[start(i)] for i in range(lanes)]
     xs: list[tuple[int, int, int]] = []
     ys: list[int] = []
-    done = 0
-    try:
+    with Collector(lanes, rules, seed, *rollout_players(team, opponent, rules)) as col:
+        vg = col.vg
+
+        def start(i: int) -> tuple[int, int, int]:
+            return int(vg.scores[i, 0]), int(vg.scores[i, 1]), int((vg.dealer[i] & 1) == 0)
+
+        pending = [[start(i)] for i in range(lanes)]
+        done = 0
         while done < games:
-            res = vg.step(team_actions(a, b, vg.observe(), vg.legal_mask(), vg.to_act.copy()))
+            res = col.step(col.turn()[3]).result
             for i in np.flatnonzero(res.hand_over | res.thrown_in).tolist():
                 if res.game_over[i]:
                     xs += pending[i]
@@ -62,9 +61,6 @@ def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, 
                     pending[i] = [start(i)]
                 else:
                     pending[i].append(start(i))
-    finally:
-        a.close()
-        b.close()
     return np.array(xs, dtype=np.float32), np.array(ys, dtype=np.float32)
 
 
@@ -109,10 +105,7 @@ def fit(x: np.ndarray, y: np.ndarray, hidden_sizes: Sequence[int], target: int, 
     share of its rows won (:func:`grouped`): the same mean logistic loss over the rows, exactly (it is linear
     in the label), at a small fraction of the cost of every row, so many steps are cheap."""
     torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(y.size)
-    n_val = max(1, int(y.size * holdout))
-    val, train = perm[:n_val], perm[n_val:]
+    val, train = fitter.holdout(np.random.default_rng(seed), y.size, holdout, at_least=1)
     scale = np.array([target, target, 1], dtype=np.float32)
     cells, won, count = grouped(x[train], y[train])
     xt = torch.from_numpy(cells / scale)
@@ -127,14 +120,9 @@ def fit(x: np.ndarray, y: np.ndarray, hidden_sizes: Sequence[int], target: int, 
             inp = torch.tanh(layer(inp))
         return layers[-1](inp)[:, 0]
 
-    params = [p for layer in layers for p in layer.parameters()]
-    opt = torch.optim.Adam(params, lr=3e-3)
     bce = torch.nn.functional.binary_cross_entropy_with_logits
-    for _ in range(steps):
-        loss = bce(forward(xt), yt, weight=wt, reduction="sum")
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    fitter.fit([p for layer in layers for p in layer.parameters()],
+               lambda _: (bce(forward(xt), yt, weight=wt, reduction="sum"), {}), steps, 3e-3)
     with torch.no_grad():
         held = float(bce(forward(xv), yv))
     p = float(y[train].mean())
@@ -162,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--games", type=int, default=20000)
     ap.add_argument("--hidden", type=int, nargs="+", default=[32, 32])
     ap.add_argument("--steps", type=int, default=6000,
-                    help="full-batch Adam steps (1500 underfit the scores near the target)")
+                    help="full-batch Adam steps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shards", type=int, default=1, help="shares of the games, each on its own deal seed "
                     "(1: --seed itself); the model depends on this, not on --workers")

@@ -22,6 +22,7 @@ from smear_env.evaluation.batched import even_shares, worker_pool
 from smear_env.observation import observe
 from smear_env.table import Table, TableOptions, agent_action
 
+from ..fit import fit
 from ..selfplay import make_baseline
 
 
@@ -81,25 +82,21 @@ def generate_batched(teacher: str, rules: SmearRules, decisions: int, seed: int,
     thrown-in hand and for a hand cut off by ``max_cycles``). Whole hands only: the rows of hands still
     open when ``decisions`` is reached are dropped."""
     from smear_env.agents.registry import make_batched_agent
-    from smear_env.batched_table import BatchedTable
     from smear_env.vector import random_actions
+
+    from ..collect import Collector
 
     agent = make_batched_agent(teacher, rules)
     rng = np.random.default_rng(seed)
     opts = TableOptions(episode="game", reward="score", max_cycles=max_cycles, score_scale=score_scale)
-    table = BatchedTable(lanes, [agent], np.zeros(4, dtype=np.int64), rules, opts,
-                         seed=int(rng.integers(2**62)))
-    vg = table.vg
     ar = np.arange(lanes)
     hand_no = np.zeros(lanes, dtype=np.int64)  # hands begun per lane (a thrown-in or cut-off hand counts)
     obs, mask, act, row_lane, row_seat, row_hand = [], [], [], [], [], []
     scored_key, scored_rew = [], []  # lane * 2**32 + hand number -> (4,) scaled point differences
     n = 0
-    try:
+    with Collector(lanes, rules, int(rng.integers(2**62)), agent, options=opts) as col:
         while n < decisions:
-            o, m = vg.observe(), vg.legal_mask()
-            seat = vg.to_act.copy()
-            a = agent.act_batch(o, m, (ar << 2) + seat)
+            o, m, seat, a = col.turn()
             obs.append(o)
             mask.append(m)
             act.append(a)
@@ -112,15 +109,13 @@ def generate_batched(teacher: str, rules: SmearRules, decisions: int, seed: int,
                 if explore.any():
                     played = a.copy()
                     played[explore] = random_actions(m[explore], rng)
-            st = table.apply(None, played)
+            st = col.step(played)
             res = st.result
             done = np.flatnonzero(res.hand_over)
             scored_key.append(done * 2**32 + hand_no[done])
             scored_rew.append(st.rewards[done])
             hand_no[res.hand_over | res.thrown_in | (st.new_game & ~res.game_over & ~res.truncated)] += 1
             n += lanes
-    finally:
-        agent.close()
     lane_a, seat_a, hand_a = np.concatenate(row_lane), np.concatenate(row_seat), np.concatenate(row_hand)
     keep = hand_a < hand_no[lane_a]  # the row's hand has ended (scored, thrown in or cut off)
     keys, rews = np.concatenate(scored_key), np.concatenate(scored_rew)
@@ -163,33 +158,26 @@ def pretrain(policy: torch.nn.Module, teacher: str, rules: SmearRules, decisions
     gen_s = time.monotonic() - t0
     n = len(data["act"])
     t = {k: torch.from_numpy(v) for k, v in data.items()}
-    opt = torch.optim.Adam(policy.parameters(), lr=learning_rate)
-    rng = np.random.default_rng(seed)
-    policy.train()
+
+    def loss(idx: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
+        logits, value = policy(t["obs"][idx], t["mask"][idx])
+        ce = torch.nn.functional.cross_entropy(logits, t["act"][idx])
+        vl = 0.5 * ((value - t["ret"][idx]) ** 2).mean()
+        return ce + vl, {"cross_entropy": ce.item(), "value_loss": vl.item(),
+                         "accuracy": (logits.argmax(1) == t["act"][idx]).float().mean().item()}
+
     metrics: dict[str, float] = {}
-    step = 0
-    for epoch in range(epochs):
-        perm = torch.from_numpy(rng.permutation(n))
-        ce_l, v_l, acc_l = [], [], []
-        for start in range(0, n, batch_size):
-            idx = perm[start:start + batch_size]
-            logits, value = policy(t["obs"][idx], t["mask"][idx])
-            ce = torch.nn.functional.cross_entropy(logits, t["act"][idx])
-            vl = 0.5 * ((value - t["ret"][idx]) ** 2).mean()
-            loss = ce + vl
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
-            opt.step()
-            ce_l.append(ce.item())
-            v_l.append(vl.item())
-            acc_l.append((logits.argmax(1) == t["act"][idx]).float().mean().item())
-            step += 1
-        metrics = {"imitation/cross_entropy": float(np.mean(ce_l)),
-                   "imitation/value_loss": float(np.mean(v_l)),
-                   "imitation/accuracy": float(np.mean(acc_l)), "imitation/epoch": epoch + 1}
+
+    def after_epoch(epoch: int, stats: dict[str, list[float]]) -> None:
+        nonlocal metrics
+        metrics = {f"imitation/{k}": float(np.mean(stats[k]))
+                   for k in ("cross_entropy", "value_loss", "accuracy")}
+        metrics["imitation/epoch"] = epoch
         if log is not None:
-            log(metrics, epoch + 1)
+            log(metrics, epoch)
+
+    fit(policy.parameters(), loss, epochs, learning_rate, np.arange(n), batch_size,
+        np.random.default_rng(seed), clip=1.0, module=policy, after_epoch=after_epoch)
     metrics["imitation/decisions"] = n
     metrics["imitation/generate_s"] = gen_s
     metrics["imitation/total_s"] = time.monotonic() - t0

@@ -14,8 +14,8 @@ from . import StageConfig, cli_args
 
 class Config(StageConfig):
     """One advantage round: ``values`` (every legal action of a share of the team's decisions played out in
-    the true deal, valued by ``winprob``), ``fit`` (a correction on the policy, written as
-    ``final.safetensors``), optionally ``labels`` and ``distill``."""
+    the true deal, valued by ``winprob``) and ``fit`` (a correction on the policy, written as
+    ``final.safetensors``)."""
 
     kind: Literal["advantage"] = "advantage"
     """Stage kind."""
@@ -48,13 +48,7 @@ class Config(StageConfig):
     (None: any action)."""
     score_range: Literal["fitted", "everywhere"] = "fitted"
     """fitted: the correction applies only within the scores of the positions it was fitted on."""
-    label_rows: int = Field(2_000_000, ge=1, le=10**9)
-    """Distillation targets of the labels step."""
-    distill_epochs: int = Field(3, ge=1, le=1_000)
-    """Epochs of the distill step."""
-    distill_lr: Positive = 1e-4
-    """Learning rate of the distill step."""
-    steps: list[Literal["values", "fit", "labels", "distill"]] = Field(["values", "fit"], min_length=1)
+    steps: list[Literal["values", "fit"]] = Field(["values", "fit"], min_length=1)
     """Steps to run, in order."""
     seed: int = Field(0, ge=0, le=2**62)
     """Seed of the values step's games (worker i: seed + i) and of the fit."""
