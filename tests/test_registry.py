@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from smear_env.agents import HeuristicAgent, RandomAgent, make_agent
-from smear_env.agents.registry import parse_options
+from smear_env.agents.registry import parse_agent_options
 from smear_env.config import SmearRules
 
 
@@ -58,7 +58,7 @@ def test_bad_spec_is_a_value_error_naming_it_and_the_valid_ones(spec):
 
 def test_duplicate_option_rejected():
     with pytest.raises(ValueError, match="given twice"):
-        parse_options("pimc:a=1,a=2", "a=1,a=2")
+        parse_agent_options("pimc:a=1,a=2", "a=1,a=2")
 
 
 def test_missing_checkpoint_is_file_not_found(tmp_path):

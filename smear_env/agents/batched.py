@@ -46,7 +46,7 @@ import numpy as np
 
 from ..config import SmearRules
 from .base import Agent, has_view_fast_path
-from .slots import _check_start, _slot_int, _SlotTable, check_batch, no_legal_error
+from .slots import SlotTable, check_batch, check_slot, check_start, no_legal_error
 
 __all__ = [
     "BatchedAgent",
@@ -116,12 +116,12 @@ class BatchedRandomAgent:
 
     def __init__(self, name: str = "random") -> None:
         self.name = name
-        self._rngs = _SlotTable(name)
+        self._rngs = SlotTable(name)
         # slot -> (next_uint32, its argument) of the slot generator's bit generator
         self._draw: dict[int, tuple[Callable[[Any], int], Any]] = {}
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        _check_start(self.name, seat, rules, rng)
+        check_start(self.name, seat, rules, rng)
         self._rngs.set(slot, rng)  # keeps the generator (and the state the ctypes pointer names) alive
         try:
             c = rng.bit_generator.ctypes
@@ -275,7 +275,7 @@ class BatchedCheckpointAgent:
         """Whether it draws from its slots' generators (only when sampling)."""
         self.rows_recomputed = 0
         """Greedy rows recomputed alone because their two best legal logits were within the tolerance."""
-        self._rngs = _SlotTable(name)
+        self._rngs = SlotTable(name)
 
     @classmethod
     def from_checkpoint(cls, path: str, rules: SmearRules | None = None, name: str | None = None,
@@ -306,7 +306,7 @@ class BatchedCheckpointAgent:
         return cls(policy, name, {"network": network}, greedy=greedy, temperature=temperature)
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        _check_start(self.name, seat, rules, rng)
+        check_start(self.name, seat, rules, rng)
         self._rngs.set(slot, rng)
 
     def _batch_logits(self, obs: np.ndarray) -> np.ndarray:
@@ -394,7 +394,7 @@ class PerSlotAgent:
         self.name = name
         self._factory = factory
         self._spare = spare  # an agent already built (e.g. to check a spec), used for the first slot
-        self._agents = _SlotTable(name)
+        self._agents = SlotTable(name)
         self._closed = False
 
     @property
@@ -403,10 +403,10 @@ class PerSlotAgent:
         return dict(self._agents.values)
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        _check_start(self.name, seat, rules, rng)
+        check_start(self.name, seat, rules, rng)
         if self._closed:
             raise ValueError(f"agent {self.name!r} is closed")
-        slot = _slot_int(self.name, slot)
+        slot = check_slot(self.name, slot)
         agent = self._agents.values.get(slot)
         if agent is None:
             if self._spare is not None:

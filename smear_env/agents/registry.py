@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,7 @@ def _valid_specs() -> str:
     )
 
 
-def parse_options(spec: str, text: str) -> dict[str, Any]:
+def parse_agent_options(spec: str, text: str) -> dict[str, Any]:
     """``"samples=16,budget_ms=80"`` -> ``{"samples": 16, "budget_ms": 80}``; malformed -> ValueError."""
     return parse_key_values(spec, text, _valid_specs())
 
@@ -179,7 +180,7 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
 
         agent = PasserAgent()
     elif base == "pimc":
-        options = parse_options(spec, opts)
+        options = parse_agent_options(spec, opts)
         from .pimc import PimcAgent  # lazy: may be heavy
 
         check_options(spec, PimcAgent, options)
@@ -196,7 +197,7 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
             raise ValueError(f"bad agent spec {spec!r}: OpenSpiel is not installed ({e.msg}); "
                              "pip install 'smear-rl[openspiel]'") from None
 
-        agent = agent_from_spec(spec, rules, opts, parse_options)
+        agent = agent_from_spec(spec, rules, opts, parse_agent_options)
     elif base in SHIPPED_AGENTS:
         if opts:
             raise ValueError(
@@ -220,7 +221,7 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
     return agent
 
 
-__all__ = ["BUILTIN_NAMES", "check_options", "is_checkpoint_spec", "make_agent", "parse_options"]
+__all__ = ["BUILTIN_NAMES", "check_options", "is_checkpoint_spec", "make_agent", "parse_agent_options"]
 
 
 # ------------------------------------------------------------------ batched agents and the search specs
@@ -379,3 +380,12 @@ def composite_from_spec(spec: str, rules: SmearRules | None = None) -> Any:
     """:func:`make_composite` of a ``split:bid=...,play=...`` spec."""
     bid, play = parse_split_spec(spec)
     return make_composite(bid, play, rules, name=spec)
+
+
+def __getattr__(name: str) -> Any:
+    """Deprecated names of this module (removed in the next minor version), with a DeprecationWarning."""
+    if name == "parse_options":
+        warnings.warn(f"{__name__}.parse_options is deprecated; use parse_agent_options",
+                      DeprecationWarning, stacklevel=2)
+        return parse_agent_options
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

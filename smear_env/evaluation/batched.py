@@ -230,7 +230,7 @@ def play_pairs(
 ) -> tuple[list[list[GameStats]], list[dict[str, Any]] | None]:
     """Play pairs ``first_pair .. first_pair + n_pairs - 1`` on one batched table of up to ``lanes`` lanes;
     returns ``(per pair [stats of game 0, game 1], records in pair order or None)``, what the reference
-    ``_PairRunner.run`` gives pair by pair. ``on_pair(p)`` is told when a pair's two games are done
+    ``PairRunner.run`` gives pair by pair. ``on_pair(p)`` is told when a pair's two games are done
     (pairs finish in any order). ``players``: the two batched agents, already built (else built from the
     specs; they are closed at the end only then). ``emit((stats, records))``: called for each pair in pair
     order as soon as it and every pair before it are done (what the reference scheduler's ``take`` gets),

@@ -15,12 +15,19 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..actions import short_repr
 from ..game import POINT_NAMES
-from ..table import add_rule_arguments, rules_from_args
-from .duplicate import BACKENDS, DEFAULT_GAMES, DEFAULT_MAX_HANDS, ENGINES, run_match, run_tournament
+from ..table import add_rule_arguments, check_run_arguments, rules_from_args
+from .duplicate import (
+    BACKENDS,
+    DEFAULT_GAMES,
+    DEFAULT_MAX_HANDS,
+    ENGINES,
+    MAX_GAMES,
+    run_match,
+    run_tournament,
+)
 
-MAX_GAMES = 10_000_000
-"""The most games ``--games`` accepts per matchup (days of play; each game keeps a few numbers)."""
 MAX_WORKERS = 1024
 """The most worker processes ``--workers`` accepts."""
 
@@ -243,19 +250,12 @@ def _main(argv: Sequence[str] | None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     rules = rules_from_args(args, ap)
-    from ..actions import short_repr
-    from ..seeding import SEED_LIMIT
-    from ..vector import MAX_HANDS_LIMIT
-
     if not 2 <= args.games <= MAX_GAMES or args.games % 2:
         ap.error(f"--games must be an even number from 2 to {MAX_GAMES:,} (duplicate pairs), not "
                  f"{short_repr(args.games)}")
     if not 1 <= args.workers <= MAX_WORKERS:
         ap.error(f"--workers must be from 1 to {MAX_WORKERS}, not {short_repr(args.workers)}")
-    if not 1 <= args.max_hands < MAX_HANDS_LIMIT:
-        ap.error(f"--max-hands must be from 1 to {MAX_HANDS_LIMIT - 1:,}, not {short_repr(args.max_hands)}")
-    if not 0 <= args.seed < SEED_LIMIT:
-        ap.error(f"--seed must be an integer 0 <= seed < 2**64, not {short_repr(args.seed)}")
+    check_run_arguments(args, ap)
     if args.backend == "ray":
         import importlib.util
 

@@ -19,10 +19,10 @@ from ..config import SmearRules
 
 def _run_chunk(team_a: Any, team_b: Any, rules: dict[str, Any], seed: int, max_hands: int, records: bool,
                pairs: list[int]) -> list[tuple[Any, Any]]:
-    from .pairs import _worker_init, _worker_run
+    from .pairs import pair_worker_init, pair_worker_run
 
-    _worker_init(team_a, team_b, rules, seed, max_hands, records)
-    return [_worker_run(p) for p in pairs]
+    pair_worker_init(team_a, team_b, rules, seed, max_hands, records)
+    return [pair_worker_run(p) for p in pairs]
 
 
 def run_pairs(team_a: Any, team_b: Any, rules: SmearRules, seed: int, max_hands: int, records: bool,

@@ -31,7 +31,7 @@ from ..actions import PASS_ACTION, discard_action, parse_action, play_action, tr
 from ..cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
 from ..config import SmearRules
 from ..game import IllegalActionError
-from ..table import add_rule_arguments, rules_from_args
+from ..table import add_rule_arguments, check_run_arguments, rules_from_args
 from .session import DEFAULT_MAX_HANDS, Event, Session
 
 SHIPPED_AGENT = "checkpoints/smear_v0_default.safetensors"
@@ -461,14 +461,7 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
     ap = build_parser()
     args = ap.parse_args(argv)
     rules = rules_from_args(args, ap)
-    from ..actions import short_repr
-    from ..seeding import SEED_LIMIT
-    from ..vector import MAX_HANDS_LIMIT
-
-    if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
-        ap.error(f"--seed must be an integer 0 <= seed < 2**64, not {short_repr(args.seed)}")
-    if not 1 <= args.max_hands < MAX_HANDS_LIMIT:
-        ap.error(f"--max-hands must be from 1 to {MAX_HANDS_LIMIT - 1:,}, not {short_repr(args.max_hands)}")
+    check_run_arguments(args, ap)
     record_path = None
     if not args.no_record:
         record_path = Path(args.record or time.strftime("smear-game-%Y%m%d-%H%M%S.json"))

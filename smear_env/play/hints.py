@@ -108,7 +108,7 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     * a discard: that card and the heuristic's choice of the rest, solved from the first lead.
 
     ``scale`` multiplies the sample counts (``>= 1`` sample each)."""
-    from ..agents.pimc import _bidder_points, _heuristic_plan, greedy_discards
+    from ..agents.pimc import bidder_points, greedy_discards, heuristic_plan
     from ..agents.solver import SolverState, solve, solve_all_moves
     from ..cards import SUIT_MASKS
     from ..infoset import sample_hidden
@@ -154,10 +154,10 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
                     kitty |= 1 << stock[int(i)]
             hand = view.hand | kitty
             suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
-            trump, disc = _heuristic_plan(hand, rules, suits) if k else (-1, 0)
+            trump, disc = heuristic_plan(hand, rules, suits) if k else (-1, 0)
             hand &= ~disc
             hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
-            pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), _bidder_points,
+            pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), bidder_points,
                            node_cap=PLAN_NODE_CAP))
             in_play = hands[0] | hands[1] | hands[2] | hands[3]
             pd = 4 - pb - points_out_of_play(in_play, trump, rules)  # the other points in play
@@ -171,7 +171,7 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     contract = view.contract
     if phase == TRUMP:
         totals = {a: 0.0 for a in legal}
-        plans = {a: _heuristic_plan(view.hand, rules, [a - TRUMP_ACTION_BASE])[1] for a in legal}
+        plans = {a: heuristic_plan(view.hand, rules, [a - TRUMP_ACTION_BASE])[1] for a in legal}
         for _ in range(n(PLAN_SAMPLES)):
             deal = sample_hidden(view, rng)
             for a, disc in plans.items():

@@ -13,6 +13,7 @@ from gymnasium.vector import AutoresetMode
 from ..actions import NUM_ACTIONS
 from ..batched_table import BatchedTable
 from ..config import RuleOptionError, SmearRules
+from ..seeding import check_seed
 from ..table import parse_options
 from ..vector import random_actions
 
@@ -132,10 +133,7 @@ class VectorEnvBase:
         return {"observation": obs, "action_mask": mask.astype(np.int8)}
 
     def _seed_rng(self, seed: int | None) -> None:
-        bad = isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
-        if seed is not None and bad:
-            raise ValueError(f"seed must be an integer >= 0 or None, not {seed!r}")
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(check_seed(seed))
 
     def _table_seed(self) -> int:
         return int(self._rng.integers(2**63))

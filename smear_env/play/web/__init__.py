@@ -70,9 +70,9 @@ from .cli import build_parser, main, port_number
 from .games import HostedGame, spectator_view
 from .replay import MAX_RECORD_HANDS, MAX_REPLAY_HANDS, parse_upload, replay_frames
 from .routes import MAX_BODY, MAX_UPLOAD, create_app, default_agents
-from .server import IDLE_TTL, MAX_GAMES, Server, replay_job
+from .server import IDLE_TTL, MAX_GAMES_KEPT, Server, replay_job
 
-__all__ = ["IDLE_TTL", "MAX_BODY", "MAX_GAMES", "MAX_JSON_DEPTH", "MAX_RECORD_HANDS", "MAX_REPLAY_HANDS",
+__all__ = ["IDLE_TTL", "MAX_BODY", "MAX_GAMES_KEPT", "MAX_JSON_DEPTH", "MAX_RECORD_HANDS", "MAX_REPLAY_HANDS",
            "MAX_UPLOAD", "ApiError", "HostedGame", "NotJsonError", "Server", "build_parser", "create_app",
            "default_agents", "main", "parse_json_text", "parse_move", "parse_upload", "port_number",
            "query_int", "replay_frames", "replay_job", "scrub", "spectator_view"]

@@ -11,7 +11,7 @@ from ...actions import short_repr
 from ...agents.registry import make_agent
 from ..session import DEFAULT_MAX_HANDS
 from .routes import create_app, default_agents
-from .server import IDLE_TTL, MAX_GAMES
+from .server import IDLE_TTL, MAX_GAMES_KEPT
 
 
 def port_number(text: str) -> int:
@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "default: the shipped agent, heuristic, random, pimc). 'cmd:...' bots too.")
     ap.add_argument("--hint", action="append", metavar="SPEC",
                     help="agent asked by the Hint button (repeatable; default: the first --agent and pimc)")
-    ap.add_argument("--max-games", type=int, default=MAX_GAMES, help="games kept in memory (oldest go first)")
+    ap.add_argument("--max-games", type=int, default=MAX_GAMES_KEPT,
+                    help="games kept in memory (oldest go first)")
     ap.add_argument("--max-hands", type=int, default=DEFAULT_MAX_HANDS, help="hands per game at most (R21)")
     ap.add_argument("--idle-ttl", type=float, default=IDLE_TTL,
                     help=f"forget a game untouched this many seconds, closing its bots "

@@ -26,7 +26,7 @@ from ..session import DEFAULT_MAX_HANDS
 from .api import ApiError, parse_json_text, parse_move, query_int, scrub
 from .games import HostedGame
 from .replay import MAX_RECORD_HANDS
-from .server import IDLE_TTL, MAX_GAMES, Server, replay_job
+from .server import IDLE_TTL, MAX_GAMES_KEPT, Server, replay_job
 
 STATIC = Path(__file__).parent.parent / "static"
 MAX_UPLOAD = 5 << 20
@@ -44,7 +44,7 @@ UPLOAD_TYPES = ("application/json", "text/plain", "application/x-ndjson", "appli
 
 
 def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None = None,
-               max_games: int = MAX_GAMES, max_hands: int = DEFAULT_MAX_HANDS,
+               max_games: int = MAX_GAMES_KEPT, max_hands: int = DEFAULT_MAX_HANDS,
                idle_ttl: float = IDLE_TTL, reap_every: float | None = None) -> Any:
     """The Starlette app (``app.state.server`` holds the games). While it runs (its lifespan), a thread
     reaps games idle for ``idle_ttl`` seconds every ``reap_every`` seconds (default: a tenth of the TTL,
@@ -231,7 +231,7 @@ def create_app(agents: Sequence[str] | None = None, hints: Sequence[str] | None 
                 raise game_over(table)
             if len(s.humans) == 1:
                 raise ApiError(409, "you are the last person at this table: end the game instead")
-            spec = server._spec("agent", body.get("agent"), s.rules, server.default_spec(s.rules))
+            spec = server.checked_spec("agent", body.get("agent"), s.rules, server.default_spec(s.rules))
             agent = server.make_agent(spec, s.rules)
             since = since_of(request, table)
             before = len(table.log)

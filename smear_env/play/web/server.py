@@ -27,7 +27,8 @@ from .api import ApiError, int_field, scrub
 from .games import HostedGame
 from .replay import parse_upload, replay_frames, upload_frames
 
-MAX_GAMES = 2000
+MAX_GAMES_KEPT = 2000
+"""Games a server keeps in memory (``--max-games``; the least recently used go first)."""
 IDLE_TTL = 2 * 3600.0
 MAX_HINTERS = 16
 MAX_NAME = 20
@@ -37,8 +38,9 @@ MAX_NAME = 20
 class Server:
     """The games of one server and what it offers (agents, hint agents, limits)."""
 
-    def __init__(self, agents: Sequence[str], hints: Sequence[str] | None = None, max_games: int = MAX_GAMES,
-                 max_hands: int = DEFAULT_MAX_HANDS, idle_ttl: float = IDLE_TTL) -> None:
+    def __init__(self, agents: Sequence[str], hints: Sequence[str] | None = None,
+                 max_games: int = MAX_GAMES_KEPT, max_hands: int = DEFAULT_MAX_HANDS,
+                 idle_ttl: float = IDLE_TTL) -> None:
         if not agents:
             raise ValueError("a server needs at least one agent spec")
         self.specs: dict[str, str] = {}
@@ -87,7 +89,9 @@ class Server:
         first = self.agents[0]
         return first if why_not(first, rules) is None else FALLBACK
 
-    def _spec(self, key: str, value: Any, rules: SmearRules, default: str) -> str:
+    def checked_spec(self, key: str, value: Any, rules: SmearRules, default: str) -> str:
+        """The spec of the agent a request names for ``key`` (``default`` when None); ApiError (400) when
+        this server does not offer it or it does not play ``rules``."""
         if value is None:
             return default
         if not isinstance(value, str):
@@ -174,12 +178,12 @@ class Server:
             notes.append(f"{why_not(self.agents[0], rules)}; {FALLBACK!r} plays the seats left to the "
                          "default")
         specs: list[str | None] = [None] * 4
-        opp = self._spec("opponents", body.get("opponents"), rules, default)
+        opp = self.checked_spec("opponents", body.get("opponents"), rules, default)
         rel = {"partner": 2, "left": 1, "right": 3}
         for key, off in rel.items():
             s = (seat + off) % 4
             if s not in humans:
-                specs[s] = self._spec(key, body.get(key), rules, default if key == "partner" else opp)
+                specs[s] = self.checked_spec(key, body.get(key), rules, default if key == "partner" else opp)
             elif body.get(key) is not None:
                 raise ApiError(400, f"{key}: seat {s} is a human seat")
         agents_in = body.get("agents") or {}
@@ -189,7 +193,7 @@ class Server:
             if k not in ("0", "1", "2", "3") or int(k) in humans:
                 raise ApiError(400, f"agents: {k!r} is not an agent seat; agent seats: "
                                     f"{[str(s) for s in range(4) if s not in humans]}")
-            specs[int(k)] = self._spec(f"agents[{k}]", v, rules, default)
+            specs[int(k)] = self.checked_spec(f"agents[{k}]", v, rules, default)
         try:
             agents = [None if s is None else self.make_agent(s, rules) for s in specs]
         except (ValueError, FileNotFoundError) as e:  # a bot that cannot be built
