@@ -173,10 +173,9 @@ def torch_threads() -> Any:
 @fuzz_settings()
 def test_fuzz_smear_exploit_arguments(data: st.DataObject, workdir: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture, torch_threads: Any) -> None:
-    import training.algorithms
     from training import exploit
 
-    monkeypatch.setattr(training.algorithms, "make_trainer", _stop)
+    monkeypatch.setattr(exploit, "make_trainer", _stop)
     budget = st.sampled_from([["--decisions", "10"], ["--minutes", "0.1"], []])
     head = joined(SOME_AGENT.map(lambda a: [a]), budget)
     argv = data.draw(argv_for(exploit.build_parser(), head), label="argv")

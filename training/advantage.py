@@ -50,6 +50,7 @@ run folder.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -61,11 +62,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from smear_env.agents.checkpoint import read_checkpoint
+from smear_env.agents.registry import make_batched_agent, rollout_players
+from smear_env.agents.rollout import team_actions, true_deal, values_in_deals
+from smear_env.agents.shipped import checkpoint_file
+from smear_env.agents.winprob import load_winprob
 from smear_env.config import SmearRules
 from smear_env.evaluation.batched import even_shares, one_blas_thread, worker_pool
-from smear_env.observation import PHASE, SCORES
+from smear_env.observation import PHASE, SCORES, decode_batch
+from smear_env.vector import VectorGame
 
 from .checkpoint import save_policy, save_tensors
+from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint
 
 __all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
            "label_rows", "main", "one_step_gains"]
@@ -86,18 +94,12 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
                    ) -> dict[str, np.ndarray]:
     """Step 1 in one process: ``positions`` rows ``obs`` (float16), ``mask``, ``value`` ((n, 72) float32
     exact values in the true deal, NaN where illegal) and ``policy`` (the policy's greedy action)."""
-    from smear_env.agents.registry import rollout_players
-    from smear_env.agents.rollout import team_actions, true_deal, values_in_deals
-    from smear_env.observation import decode_batch
-    from smear_env.vector import VectorGame
 
     # an opponent that draws (random) is allowed here: its draws come from this seed, and each action's
     # continuation is then one sample of them (still an unbiased value of the action against that opponent)
     team, opp = rollout_players(policy, opponent, rules, rng=np.random.default_rng([seed, 1]))
     objective = None
     if winprob:
-        from smear_env.agents.winprob import load_winprob
-
         objective = load_winprob(winprob, rules)
     probs = np.array([share[p] for p in PHASE_NAMES])
     vg = VectorGame(lanes, rules, seed=seed)
@@ -141,7 +143,6 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
 
 
 def _values_job(job: dict[str, Any]) -> str:
-
     torch.set_num_threads(1)
     with one_blas_thread():
         data = collect_values(job["policy"], job["opponent"], job["positions"], job["seed"], job["share"],
@@ -179,8 +180,6 @@ def fit_correction(policy_file: str, data: dict[str, np.ndarray], epochs: int, l
                    seed: int, holdout: float = 0.03, log: Any = print) -> tuple[dict[str, torch.Tensor],
                                                                              dict[str, Any], dict[str, Any]]:
     """Step 2: (the correction's tensors, its ``network``, the fit's record with the held-out table)."""
-    from .distill import policy_from_checkpoint
-
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     net, meta = policy_from_checkpoint(policy_file, warn_corrections=False)  # only its trunk is used
@@ -253,7 +252,6 @@ def add_correction(init: str, tensors: dict[str, torch.Tensor], network: dict[st
     ``max_logit_gap``, ``score_range``: where it applies, :func:`fitted_score_range`; ``None``: everywhere)
     to ``out``; ``record`` is appended to the metadata's ``advantage_rounds``. Returns the new correction's
     index."""
-    from smear_env.agents.checkpoint import read_checkpoint
 
     old, meta = read_checkpoint(init)
     meta = {k: v for k, v in meta.items() if k not in ("state", "name", "model_card")}
@@ -276,7 +274,6 @@ def add_correction(init: str, tensors: dict[str, torch.Tensor], network: dict[st
 
 def file_sha256(path: str | Path) -> str:
     """The SHA-256 of a file's bytes (hex): which policy a values step valued, whatever its path."""
-    import hashlib
 
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -312,9 +309,6 @@ def label_rows(agent: Any, opponent: str, rows: int, seed: int, rules: SmearRule
     """Step 3: ``rows`` decisions (more than one legal action) of ``agent`` (seats 0 and 2, a batched agent
     that does not draw) against ``opponent`` as distillation targets
     (:data:`training.distill.TARGET_KEYS`)."""
-    from smear_env.agents.registry import make_batched_agent
-    from smear_env.agents.rollout import team_actions
-    from smear_env.vector import VectorGame
 
     opp = make_batched_agent(opponent, rules)
     rng = np.random.default_rng(seed)
@@ -432,7 +426,6 @@ def values_done(record: dict[str, Any], init: str, args: argparse.Namespace, fil
 
 def run(args: argparse.Namespace, command: str) -> int:
     """The steps of ``args`` (:func:`build_parser`'s) in ``args.run_dir``."""
-    from smear_env.agents.shipped import checkpoint_file
 
     rules = SmearRules()
     run = Path(args.run_dir)
@@ -495,7 +488,6 @@ def run(args: argparse.Namespace, command: str) -> int:
             f"{'everywhere' if box is None else box})")
     if "labels" in args.steps:
         t0 = time.monotonic()
-        from smear_env.agents.registry import make_batched_agent
 
         agent = make_batched_agent(str(final_file), rules)
         data = label_rows(agent, args.opponent, args.label_rows, args.seed + 100, rules)
@@ -506,8 +498,6 @@ def run(args: argparse.Namespace, command: str) -> int:
         del data
     if "distill" in args.steps:
         t0 = time.monotonic()
-        from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint
-
         torch.set_num_threads(max(1, min(args.workers, os.cpu_count() or 1)))
         # the student is the init's network taught the corrected player's labels: no warning needed
         policy, meta = policy_from_checkpoint(init, warn_corrections=False)

@@ -26,12 +26,13 @@ default (:data:`LEGACY_ALGORITHM_DEFAULTS`) and are an error naming them otherwi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import BeforeValidator, Field, SerializeAsAny, SkipValidation
 
 from smear_env.actions import short_repr
+from smear_env.agents.registry import make_agent
 from smear_env.config import RuleOptionError, SmearRules
 
 from .algorithms import ALGORITHMS, config_class
@@ -314,7 +315,6 @@ def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
         if not spec.partition(":")[2].strip():
             raise ConfigError(f"config key {key!r}: agent spec {short_repr(spec)} has no command")
         return
-    from smear_env.agents.registry import make_agent
 
     try:
         make_agent(spec, rules)
@@ -445,7 +445,6 @@ def dump_yaml(cfg: TrainConfig) -> str:
 def algorithm_union() -> Any:
     """The ``algorithm:`` section's type for the JSON Schema: one model per registered algorithm, picked by
     ``name``."""
-    from typing import Union
 
     classes = tuple(config_class(n) for n in ALGORITHMS)
     return Annotated[Union[classes], Field(discriminator="name")]  # noqa: UP007
@@ -461,7 +460,7 @@ def help_text() -> str:
     """Every field of the config with its type, default, bounds and documentation: each registered
     algorithm's ``algorithm:`` keys, the training keys, then each stage kind's section (the ``train`` stage's
     keys are the training keys)."""
-    from .stages import stage_configs
+    from .stages import stage_configs  # lazy: import cycle (.importlinter)
 
     stages = {k: v for k, v in stage_configs().items() if k != "train"}
     return help_text_of(TrainConfig, {n: config_class(n) for n in ALGORITHMS}, stages)

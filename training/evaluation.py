@@ -16,8 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from smear_env.agents.registry import can_vectorise, make_batched_agent
 from smear_env.config import SmearRules
 from smear_env.evaluation import DealSequence, agent_rng
+from smear_env.evaluation.batched import play_pairs
+from smear_env.evaluation.results import aggregate
 from smear_env.stats import duplicate_win_interval
 from smear_env.table import Lockstep, Table, TableOptions
 
@@ -52,9 +55,6 @@ def evaluate_policy(policy: Any, opponent: str, rules: SmearRules, games: int = 
     """Duplicate match policy (team A, greedy) vs ``opponent`` (agent spec). Returns win rate of the policy
     (draw = 1/2) with its 95% interval, mean score margin per hand and games played. ``engine``: "auto"
     (batched when the opponent can be vectorised), "batched" or "reference" (the Lockstep of tables)."""
-    from smear_env.agents.registry import can_vectorise, make_batched_agent
-    from smear_env.evaluation.batched import play_pairs
-    from smear_env.evaluation.results import aggregate
 
     if engine not in ("auto", "batched", "reference"):
         raise ValueError(f"engine {engine!r} is not allowed; allowed values: 'auto', 'batched', 'reference'")

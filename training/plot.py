@@ -16,6 +16,10 @@ import math
 import sys
 from pathlib import Path
 
+from PIL import Image, ImageDraw
+
+from .checkpoint import same_file, write_atomic
+
 COLORS = [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (140, 86, 75)]
 
 
@@ -59,7 +63,6 @@ def fmt_step(s: float) -> str:
 def plot(curves: dict[str, list[tuple[int, float, float, float]]], out: str | Path, title: str = "",
          size: tuple[int, int] = (720, 440)) -> Path:
     """Draw ``curves`` (see :func:`read_curves`) into the PNG ``out``; returns its path."""
-    from PIL import Image, ImageDraw
 
     if not curves:
         raise ValueError("no evaluation entries to plot")
@@ -105,7 +108,6 @@ def plot(curves: dict[str, list[tuple[int, float, float, float]]], out: str | Pa
         ly = top + 10 + 18 * k
         d.line([(w - right + 12, ly + 5), (w - right + 32, ly + 5)], fill=color, width=3)
         d.text((w - right + 38, ly), f"{name} {pts[-1][1]:.0%}", fill="black")
-    from .checkpoint import write_atomic
 
     out = Path(out)
     write_atomic(out, lambda tmp: img.save(tmp, format="PNG"))  # a failed write leaves the old plot
@@ -115,7 +117,6 @@ def plot(curves: dict[str, list[tuple[int, float, float, float]]], out: str | Pa
 def plot_run(path: str | Path, out: str | Path | None = None) -> Path:
     """Plot a run folder's (or a train.log file's) evaluations; default output ``win_rate.png`` next to
     the log."""
-    from .checkpoint import same_file
 
     path = Path(path)
     log = path / "train.log" if path.is_dir() else path

@@ -35,17 +35,49 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from smear_env.actions import short_repr as short
+from smear_env.agents.checkpoint import CheckpointError, check_compatible, prefixed, read_checkpoint
+from smear_env.agents.protocol import BotError
+from smear_env.agents.registry import CommandNotAllowed, check_commands_allowed, is_command_spec
+from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
+from smear_env.game import IllegalActionError
+
 from .algorithms import Trainer, make_trainer
 from .algorithms.decision_stats import TrainLogAverager
-from .checkpoint import is_temporary_file, same_file, write_text_atomic
-from .config import MAX_DECISIONS, ConfigError, TrainConfig, dump_yaml, help_text, load_config
+from .checkpoint import (
+    base_metadata,
+    is_temporary_file,
+    network_metadata,
+    policy_tensors,
+    same_file,
+    save_tensors,
+    write_text_atomic,
+)
+from .config import (
+    MAX_DECISIONS,
+    ConfigError,
+    TrainConfig,
+    dump_yaml,
+    help_text,
+    load_config,
+    schema,
+    to_dict,
+)
+from .evaluation import evaluate_policy
+from .plot import plot_run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +120,7 @@ class Run:
         self.writer = None
         if cfg.output.tensorboard:
             try:
-                from torch.utils.tensorboard import SummaryWriter
+                from torch.utils.tensorboard import SummaryWriter  # lazy: optional (ImportError guarded)
 
                 self.writer = SummaryWriter(str(run_dir / "tb"))
             except ImportError:  # pragma: no cover - tensorboard is a dependency
@@ -111,9 +143,6 @@ class Run:
             f.write(json.dumps(record) + "\n")
 
     def save(self, trainer: Trainer, elapsed: float) -> Path:
-        from .checkpoint import base_metadata, network_metadata, policy_tensors, save_tensors
-        from .config import to_dict
-
         cfg = self.cfg
         meta = base_metadata(cfg.rules, network_metadata(cfg.network), cfg.algorithm.name, trainer.step,
                              to_dict(cfg))
@@ -148,10 +177,7 @@ def init_from_checkpoint(trainer: Trainer, cfg: TrainConfig) -> dict[str, Any]:
     """Load the policy weights of ``cfg.init_from`` (a path or a shipped agent name) into the trainer's
     policy; returns what the run's metadata records of it. A checkpoint that does not fit raises
     ConfigError naming what differs."""
-    import torch
-
-    from smear_env.agents.checkpoint import CheckpointError, check_compatible, prefixed, read_checkpoint
-    from smear_env.agents.shipped import SHIPPED_AGENTS, shipped_path
+    import torch  # lazy: heavy (torch)
 
     spec = str(cfg.init_from)
     path = shipped_path(spec) if spec in SHIPPED_AGENTS else Path(spec)
@@ -196,9 +222,7 @@ def resume_from(trainer: Trainer, path: Path, cfg: TrainConfig,
     """Load the training state of checkpoint ``path`` (or of its already ``loaded`` tensors and metadata)
     into ``trainer``; returns the training seconds it had run. A checkpoint that does not fit the run's
     config raises ConfigError."""
-    import torch
-
-    from smear_env.agents.checkpoint import check_compatible, prefixed, read_checkpoint
+    import torch  # lazy: heavy (torch)
 
     tensors, meta = loaded if loaded is not None else read_checkpoint(path)
     check_compatible(meta, path, cfg.rules, wanted="this run's config",
@@ -259,7 +283,6 @@ def newest_readable_checkpoint(ckpt_dir: Path) -> tuple[Path, dict[str, Any], di
     """(path, tensors, metadata, skipped) of the newest checkpoint of a run folder that reads: normally
     ``latest.safetensors``; a ``step_N`` file with a larger N when ``latest`` is missing, corrupt or
     older. ``skipped``: one line per unreadable file passed over. ConfigError when none reads."""
-    from smear_env.agents.checkpoint import CheckpointError, read_checkpoint
 
     skipped: list[str] = []
 
@@ -302,12 +325,6 @@ def win_text(evals: dict[str, float], fmt: str) -> str:
 
 
 def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float) -> dict[str, float]:
-    from dataclasses import replace
-
-    from smear_env.agents.protocol import BotError
-
-    from .evaluation import evaluate_policy
-
     rules = cfg.rules
     if cfg.eval.target_score is not None:
         rules = replace(cfg.rules, target_score=cfg.eval.target_score)
@@ -327,8 +344,6 @@ def run_evaluation(trainer: Trainer, cfg: TrainConfig, run: Run, elapsed: float)
 
 
 def short_repr(value: Any) -> str:
-    from smear_env.actions import short_repr as short
-
     return short(value)
 
 
@@ -350,8 +365,6 @@ def interrupt_signals() -> Iterator[None]:
     """Within the block, Ctrl-C and `kill` (SIGTERM) raise KeyboardInterrupt, so training stops with a
     checkpoint and start-up stops with one line; SIGINT is also re-enabled for runs started in the
     background with `&`, which the shell starts with SIGINT ignored. Outside the main thread: nothing."""
-    import signal
-    import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -365,8 +378,7 @@ def interrupt_signals() -> Iterator[None]:
 
 
 def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str, overwrite: bool = False) -> int:
-    import numpy as np
-    import torch
+    import torch  # lazy: heavy (torch)
 
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
@@ -375,7 +387,6 @@ def _train(cfg: TrainConfig, run_dir: Path, resume: bool, command: str, overwrit
         print(f"removed {p} (left by an interrupted save)", file=sys.stderr)
     loaded = newest_readable_checkpoint(ckpt_dir) if resume else None
     rng = np.random.default_rng(cfg.seed)
-    from smear_env.agents.protocol import BotError
 
     try:
         trainer = make_trainer(cfg, rng)  # starts the first games: a cmd: opponent is started (and may fail)
@@ -423,7 +434,7 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
     failure: Exception | None = None
     last_eval: dict[str, float] = {}
     if im.teacher and not resume and trainer.step == 0:
-        from .algorithms.imitation import pretrain
+        from .algorithms.imitation import pretrain  # lazy: heavy (torch)
 
         print(f"warm start: cloning {im.teacher!r} ({im.decisions} decisions, {im.epochs} epochs)",
               file=sys.stderr)
@@ -461,8 +472,6 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
     next_snap = (trainer.step // cfg.selfplay.snapshot_interval + 1) * cfg.selfplay.snapshot_interval
     ev_int = cfg.eval.interval
     next_eval = (trainer.step // ev_int + 1) * ev_int if ev_int > 0 else None
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     def desc() -> str:
         return "train" + (f" [win {win_text(last_eval, '.0%')}]" if last_eval else "")
@@ -536,7 +545,6 @@ def _train_loop(trainer: Trainer, cfg: TrainConfig, run_dir: Path, resume: bool,
         return _error(f"the final evaluation failed: {failure_text(e, run_dir)}; the training is saved in "
                       f"{path}", status=1)
     run.close()
-    from .plot import plot_run
 
     try:
         plot_run(run_dir)
@@ -556,8 +564,6 @@ def failure_text(e: BaseException, run_dir: Path | None = None) -> str:
     """One line on why training stopped: an opponent's own message (a ``cmd:`` bot names itself; an illegal
     action names the agent and its seat), an OS error's reason and file, else the exception's type and
     message, whose traceback is appended to ``<run_dir>/error.log``."""
-    from smear_env.agents.protocol import BotError
-    from smear_env.game import IllegalActionError
 
     if isinstance(e, BotError | IllegalActionError):  # a bot's message ends with its stderr lines: one line
         return "an agent failed: " + " | ".join(ln.strip() for ln in str(e).splitlines() if ln.strip())
@@ -632,7 +638,6 @@ def check_commands(cfg: TrainConfig, allow_commands: bool, typed: list[str] | No
     """Refuse (CommandNotAllowed, a ValueError) a config whose agent specs run programs (``cmd:``) unless
     ``--allow-commands`` was given or the spec was typed in a ``--set`` of this command (``typed``): a spec
     from the config file needs consent (:func:`smear_env.agents.registry.check_commands_allowed`)."""
-    from smear_env.agents.registry import check_commands_allowed
 
     specs = [("imitation.teacher", cfg.imitation.teacher)]
     specs += [("selfplay.opponents", k) for k in cfg.selfplay.opponents]
@@ -664,7 +669,6 @@ def _config_strings(data: Any, path: str = "") -> list[tuple[str, str]]:
 def check_pipeline_commands(data: Any, allow_commands: bool, typed: list[str] | None = None) -> None:
     """:func:`check_commands` for a pipeline config (its stages' sections hold agent specs in many keys):
     every string of the config that runs a program needs ``--allow-commands`` or a ``--set`` that typed it."""
-    from smear_env.agents.registry import check_commands_allowed, is_command_spec
 
     for key, text in _config_strings(data):
         if not is_command_spec(text) or any(text.strip() in t for t in typed or []):
@@ -741,8 +745,7 @@ def main(argv: list[str] | None = None) -> int:
         print(help_text())
         return 0
     if args.schema:
-        from .config import schema
-        from .stages import stage_configs
+        from .stages import stage_configs  # lazy: import cycle (.importlinter)
 
         print(json.dumps(schema(stage_configs()), indent=1))
         return 0
@@ -755,9 +758,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None) -> int:
-    from smear_env.agents.checkpoint import CheckpointError
-    from smear_env.agents.registry import CommandNotAllowed
-
     try:
         if args.resume and args.overwrite:
             ap.error("--resume continues a run and --overwrite starts it afresh: give one of them")
@@ -813,7 +813,13 @@ def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
 
 def _maybe_pipeline(args: argparse.Namespace, argv: list[str] | None) -> int | None:
     """Run the pipeline when the config (or the resumed run folder) has ``stages:``; None otherwise."""
-    from .pipeline import PIPELINE_FILE, check_run_dir, has_stages, load_data, run_pipeline
+    from .pipeline import (  # lazy: import cycle (.importlinter)
+        PIPELINE_FILE,
+        check_run_dir,
+        has_stages,
+        load_data,
+        run_pipeline,
+    )
 
     if args.resume:
         if not args.run_dir or not (Path(args.run_dir) / PIPELINE_FILE).is_file():

@@ -25,8 +25,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from smear_env.agents.registry import rollout_players
+from smear_env.agents.rollout import team_actions
 from smear_env.agents.winprob import INPUTS, KIND
 from smear_env.config import SmearRules
+from smear_env.evaluation.batched import even_shares, worker_pool
+from smear_env.vector import VectorGame
 
 from .checkpoint import base_metadata, save_tensors
 
@@ -35,9 +39,6 @@ def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, 
             ) -> tuple[np.ndarray, np.ndarray]:
     """(X (n, 3): own score, other score, own team deals; y (n,): ``team`` won) over the hand starts of
     ``games`` finished games."""
-    from smear_env.agents.registry import rollout_players
-    from smear_env.agents.rollout import team_actions
-    from smear_env.vector import VectorGame
 
     a, b = rollout_players(team, opponent, rules)
     vg = VectorGame(lanes, rules, seed=seed)
@@ -88,7 +89,6 @@ def collect_shards(team: str, opponent: str, games: int, seed: int, rules: Smear
     ``workers`` processes; the rows in share order, the same for any ``workers``."""
     if shards < 1 or workers < 1:
         raise ValueError(f"shards and workers must be >= 1, not {shards} and {workers}")
-    from smear_env.evaluation.batched import even_shares, worker_pool
 
     plan = zip(even_shares(games, shards), shard_seeds(seed, shards), strict=True)
     jobs = [(team, opponent, n, s, rules) for n, s in plan if n > 0]

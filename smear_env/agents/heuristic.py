@@ -57,6 +57,7 @@ from ..cards import (
 )
 from ..config import HIGH_LOW_ACE_SEVEN, SmearRules
 from ..infoset import PlayerView
+from ..observation import decode
 from ..rules import RANK_GAME_VALUE, TRICK_KEYS, trick_winner
 
 # The three other players hold 18 of the 26 cards an observer has not seen at the deal; the partner 6,
@@ -169,8 +170,6 @@ class HeuristicAgent:
 
     # ------------------------------------------------------------------ entry points
     def act(self, observation: dict[str, Any]) -> int:
-        from ..observation import decode  # lazy: the encoder module is optional for act_view users
-
         mask = np.asarray(observation["action_mask"])
         view = decode(observation["observation"], mask)
         legal = tuple(int(a) for a in np.flatnonzero(mask))

@@ -57,6 +57,7 @@ without the timer.
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,9 @@ from ..cards import RANK_ACE, RANK_JACK, SUIT_MASKS, cards_of
 from ..config import SmearRules
 from ..game import BIDDING, DISCARD, PLAY, TRUMP
 from ..infoset import PlayerView, sample_hidden
+from ..observation import decode
 from ..rules import RANK_GAME_VALUE, contract_change, contract_made, discard_pool, points_out_of_play
+from .heuristic import HeuristicAgent, best_suit
 from .solver import SolverState, rank_representatives, solve, solve_all_moves
 
 # Defaults (see benchmarks/pimc_speed.py for the per-decision times they give): samples per card-play /
@@ -112,9 +115,6 @@ def _short(value: object) -> str:
 def heuristic_plan(hand: int, rules: SmearRules, suits: list[int]) -> tuple[int, int]:
     """The baseline heuristic's (trump, discard set) for ``hand`` (R10, R11): a candidate of the sampled
     trump/discard evaluation."""
-    from types import SimpleNamespace
-
-    from .heuristic import HeuristicAgent, best_suit
 
     _, trump = best_suit(hand, rules, 0, tuple(suits))
     h = HeuristicAgent(rules)
@@ -279,7 +279,6 @@ class PimcAgent:
         self.switch_frac = float(switch_frac)
         self.bid_mode = bid_mode
         self.trump_margin = None if trump_margin is None else float(trump_margin)
-        from .heuristic import HeuristicAgent
 
         self._heur = HeuristicAgent(self.rules)  # the default policy the search corrects
         self._plan = 0
@@ -295,8 +294,6 @@ class PimcAgent:
 
     # ------------------------------------------------------------------ the protocol
     def act(self, observation: dict[str, Any]) -> int:
-        from ..observation import decode
-
         mask = np.asarray(observation["action_mask"])
         legal = [int(a) for a in np.flatnonzero(mask)]
         if not legal:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from ..cards import RANK_JACK, SUIT_MASKS, cards_of
 from ..config import SmearRules
+from ..game import PLAY
 from ..rules import (
     CARD_GAME_POINTS,
     TRICK_KEYS,
@@ -105,7 +106,6 @@ class SolverState:
     def from_game(cls, game, hands: tuple[int, int, int, int] | None = None, discards: int | None = None
                   ) -> SolverState:
         """The position of a :class:`~smear_env.game.Game` in the PLAY phase (optionally with other hands)."""
-        from ..game import PLAY
 
         if game.phase != PLAY:
             raise ValueError(f"the solver needs a game in phase PLAY, not {game.phase!r}")

@@ -35,6 +35,7 @@ from ..config import SmearRules
 from ..game import POINT_NAMES
 from ..table import TableOptions
 from ..vector import deck_of
+from .pairs import DealSequence, agent_rng
 from .results import GameStats
 
 DEFAULT_LANES = 1024
@@ -81,7 +82,7 @@ def blas_threads(n: int | None) -> Iterator[None]:
         yield
         return
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-not-found]
+        from threadpoolctl import threadpool_limits  # type: ignore[import-not-found]  # lazy: optional
     except ImportError:
         threadpool_limits = None
     if threadpool_limits is not None:
@@ -163,8 +164,6 @@ class _DuplicateDeals:
     the next game ``k`` of the queue (pair ``first_pair + k // 2``, game ``k % 2``)."""
 
     def __init__(self, seed: int, first_pair: int, n_games: int, n_lanes: int) -> None:
-        from .pairs import DealSequence
-
         self._sequence = DealSequence
         self.seed = seed
         self.first_pair = first_pair
@@ -250,7 +249,6 @@ def play_pairs(
     recs: dict[int, dict[str, Any]] = {}
     pair_done = np.zeros(n_pairs, dtype=np.int8)
     emitted = [0]  # pairs passed to emit
-    from .pairs import agent_rng
 
     def on_new_games(table: BatchedTable, idx: np.ndarray) -> None:
         k = source.dealt[idx]

@@ -35,6 +35,7 @@ from ..config import SmearRules
 from ..game import NUM_PLAYERS
 from ..seeding import check_seed
 from ..stats import rate_players
+from . import batched, ray_backend
 from .pairs import (
     DealSequence,
     PairRunner,
@@ -139,7 +140,6 @@ def run_match(
             progress(len(stats))
 
     workers = min(workers, n_pairs)
-    from . import batched
 
     use_batched = engine == "batched" or (
         engine == "auto" and backend == "local" and batched.batchable(team_a) and batched.batchable(team_b))
@@ -161,9 +161,8 @@ def run_match(
                                              workers):
                     take(out)
         elif backend == "ray":
-            from .ray_backend import run_pairs
-
-            for out in run_pairs(team_a, team_b, rules, seed, max_hands, want_records, n_pairs, ray_address):
+            for out in ray_backend.run_pairs(team_a, team_b, rules, seed, max_hands, want_records, n_pairs,
+                                             ray_address):
                 take(out)
         elif workers == 1:
             for p in range(n_pairs):

@@ -8,13 +8,18 @@ the duplicate format."""
 from __future__ import annotations
 
 import hashlib
+import os
 import signal
 from collections.abc import Callable, Sequence
+from multiprocessing import util
 from typing import Any
 
 import numpy as np
 
 from ..agents.base import Agent
+from ..agents.protocol import close_agents
+from ..agents.registry import make_agent
+from ..agents.supervisor import close_all
 from ..config import SmearRules
 from ..game import NUM_PLAYERS
 from ..rules import shuffled_deal
@@ -76,8 +81,6 @@ def play_table(
 # ---------------------------------------------------------------------------- duplicate pairs
 def _build(spec: TeamSpec, rules: SmearRules) -> Agent:
     if isinstance(spec, str):
-        from ..agents.registry import make_agent
-
         return make_agent(spec, rules)
     if callable(spec):
         return spec()
@@ -120,7 +123,6 @@ class PairRunner:
     def close(self) -> None:
         """Close the agents that hold resources (protocol bots: ``quit``, a short grace, then their process
         groups are killed; all at once)."""
-        from ..agents.protocol import close_agents
 
         close_agents(self.a + self.b)
 
@@ -145,9 +147,6 @@ def _close_worker() -> None:
 
 def _worker_sigterm(signum: int, frame: Any) -> None:
     """``Pool.terminate()`` ends the workers with SIGTERM, which skips finalizers: close the bots first."""
-    import os
-
-    from ..agents.supervisor import close_all
 
     try:
         _close_worker()
@@ -159,7 +158,6 @@ def _worker_sigterm(signum: int, frame: Any) -> None:
 def pair_pool_init(*args: Any) -> None:
     """Initializer of a local worker process: :func:`pair_worker_init`, and the worker's agents closed however
     it ends (its normal exit runs ``multiprocessing`` finalizers; ``terminate()`` sends SIGTERM)."""
-    from multiprocessing import util
 
     pair_worker_init(*args)
     util.Finalize(None, _close_worker, exitpriority=100)
