@@ -71,8 +71,9 @@ import numpy as np
 from .actions import NUM_ACTIONS
 from .config import SmearRules
 from .observation import OBS_SIZE
+from .seeding import check_seed
 from .table import TableOptions, cycles_exhausted, shaped_team_rewards
-from .vector import MAX_HANDS_LIMIT, SEAT_SIGN, StepResult, VectorDealSource, VectorGame, check_seed
+from .vector import MAX_HANDS_LIMIT, SEAT_SIGN, StepResult, VectorDealSource, VectorGame
 
 __all__ = ["LEARNER", "BatchedStep", "BatchedTable"]
 
@@ -156,7 +157,7 @@ class BatchedTable:
                                 "(with act_batch)")
         self.is_learner = np.array([isinstance(p, str) for p in self.players] + [False], dtype=bool)
         # index -1 (an idle lane) reads the extra False entry
-        self.seed = check_seed(seed)
+        self.seed = check_seed(seed, allow_none=False)
         self._deals = deals
         self._record = bool(record)
         self._agent_rngs = agent_rngs
@@ -351,7 +352,7 @@ class BatchedTable:
         """New games in every lane (a new engine when ``seed`` is given), played to the first learner
         decision; returns ``(obs, mask, info)`` (see the module docstring)."""
         if seed is not None:
-            self.seed = check_seed(seed)
+            self.seed = check_seed(seed, allow_none=False)
             self.vg = self._engine(self.seed)
             self._games_started(self._ar)
         elif not self._fresh:

@@ -101,6 +101,7 @@ Version history
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -148,7 +149,7 @@ def check_option_names(kwargs: dict[str, Any], extra: tuple[str, ...] = (), name
             )
 
 
-def parse_options(kwargs: dict[str, Any], own: tuple[str, ...] = ()) -> tuple[SmearRules, dict[str, Any]]:
+def parse_env_options(kwargs: dict[str, Any], own: tuple[str, ...] = ()) -> tuple[SmearRules, dict[str, Any]]:
     """Split and validate env keyword arguments into (rules, env options) with
     :func:`smear_env.table.parse_options`. An unknown key raises :class:`UnknownOptionError` (a
     ``TypeError`` "unexpected keyword argument", and a ``RuleOptionError``), a known option with a bad
@@ -182,11 +183,11 @@ def new_game_option(options: Any) -> bool:
 
 
 def set_env_options(env: Any, kwargs: dict[str, Any], own: tuple[str, ...] = ()) -> None:
-    """Validate ``kwargs`` (:func:`parse_options`; ``own``: the env's own keyword parameters, for the
+    """Validate ``kwargs`` (:func:`parse_env_options`; ``own``: the env's own keyword parameters, for the
     unknown-option message) and set an env's ``rules``, ``render_mode``, ``table_options`` (and, for
     reading, ``max_cycles``, ``episode``, ``reward_mode``); shared by :class:`raw_env` and the single-seat
     env."""
-    env.rules, opts = parse_options(kwargs, own)
+    env.rules, opts = parse_env_options(kwargs, own)
     env.render_mode = opts["render_mode"]
     env.table_options = opts["table"]
     env.max_cycles = int(opts["max_cycles"])
@@ -461,5 +462,14 @@ class raw_env(OnTable, AECEnv):
 
 
 __all__ = ["env", "raw_env", "AGENTS", "UnknownOptionError", "check_option_names",
-           "EPISODE_VALUES", "REWARD_VALUES", "STATE_SIZE", "parse_options",
+           "EPISODE_VALUES", "REWARD_VALUES", "STATE_SIZE", "parse_env_options",
            "set_env_options", "state_vector"]
+
+
+def __getattr__(name: str) -> Any:
+    """Deprecated names of this module (removed in the next minor version), with a DeprecationWarning."""
+    if name == "parse_options":
+        warnings.warn(f"{__name__}.parse_options is deprecated; use parse_env_options",
+                      DeprecationWarning, stacklevel=2)
+        return parse_env_options
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,6 +9,7 @@ with ``hand_thrown_in`` set. All randomness comes from one ``numpy.random.Genera
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,9 +45,9 @@ from .phases import (  # noqa: F401 (Phase, the phase constants and the legal-ac
     kitty_cards,
     legal_bits,
     play_actions,
+    playable_led_card,  # noqa: F401 (re-exported: the led *card*, -1 when leading)
     trump_actions,
 )
-from .phases import playable_led_card as playable  # noqa: F401 (re-exported: the led *card*, -1 when leading)
 from .recording import POINT_NAMES, game_record, hand_record, hand_result  # noqa: F401 (POINT_NAMES re-exported)
 from .rules import (
     deal_from,  # noqa: F401 (re-exported: it lives in smear_env.rules)
@@ -493,3 +494,12 @@ def _check_deal(
         mask |= 1 << c
     assert mask == FULL_DECK
     return deal, st
+
+
+def __getattr__(name: str) -> Any:
+    """Deprecated names of this module (removed in the next minor version), with a DeprecationWarning."""
+    if name == "playable":
+        warnings.warn(f"{__name__}.playable is deprecated; use playable_led_card (the led card) or "
+                      "smear_env.rules.playable (the led suit)", DeprecationWarning, stacklevel=2)
+        return playable_led_card
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

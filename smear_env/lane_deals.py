@@ -16,7 +16,7 @@ games, hands)`` instead (``seed`` is then unused): e.g. the duplicate evaluator'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -24,19 +24,9 @@ from . import rules as R
 from .cards import NUM_CARDS
 from .config import SmearRules
 from .game import Game
+from .seeding import SEED_LIMIT, check_seed  # noqa: F401 (SEED_LIMIT re-exported: the deal hash's key range)
 
 _I = np.int64
-SEED_LIMIT = 1 << 64
-
-
-def check_seed(seed: Any) -> int:
-    """``seed`` as an int if it is an integer 0..2**64 - 1 (the deal hash's key), else ``ValueError``
-    naming it (a bool, float or larger integer is never coerced or masked)."""
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise ValueError(f"seed must be an integer 0..2**64 - 1, not {seed!r} ({type(seed).__name__})")
-    if not 0 <= int(seed) < SEED_LIMIT:
-        raise ValueError(f"seed must be an integer 0..2**64 - 1, not {seed!r}")
-    return int(seed)
 
 
 class VectorDealSource(Protocol):
@@ -82,7 +72,7 @@ def lane_deal(seed: int, lane: int, game: int, hand: int) -> tuple[int, list[lis
     :class:`~smear_env.vector.VectorGame` seeded ``seed``; ``hands`` are 4 sorted lists of 6 card ids,
     ``stock`` 8 card ids in order (the kitty first, R9). ``first_dealer`` is the game's first dealer (R4),
     meaningful for hand 0."""
-    return R.lane_deal(check_seed(seed), lane, game, hand)
+    return R.lane_deal(check_seed(seed, allow_none=False), lane, game, hand)
 
 
 def reference_game(rules: SmearRules, seed: int, lane: int, game: int) -> Game:

@@ -63,10 +63,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .actions import short_repr
 from .config import RuleOptionError, SmearRules
 from .game import GAME_OVER, HAND_OVER, NUM_PLAYERS, Game, GameStateError, IllegalActionError
 from .infoset import view_of
 from .observation import action_mask, encode_game, observe
+from .seeding import SEED_LIMIT
+from .vector import MAX_HANDS_LIMIT
 
 EPISODE_VALUES = ("game", "hand")
 REWARD_VALUES = ("win", "score")
@@ -191,6 +194,17 @@ def rules_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser | 
             raise
         parser.error(str(e))
         raise  # pragma: no cover - parser.error exits
+
+
+def check_run_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """The ``--seed`` (when given: an integer ``0 <= seed < 2**64``) and ``--max-hands`` (1 to
+    ``MAX_HANDS_LIMIT - 1``) of a front end that plays games (``smear-eval``, ``smear-play``); anything else
+    exits through ``parser.error`` (one usage line naming the flag and its range, status 2)."""
+    if not 1 <= args.max_hands < MAX_HANDS_LIMIT:
+        parser.error(f"--max-hands must be from 1 to {MAX_HANDS_LIMIT - 1:,}, not "
+                     f"{short_repr(args.max_hands)}")
+    if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
+        parser.error(f"--seed must be an integer 0 <= seed < 2**64, not {short_repr(args.seed)}")
 
 
 # ---------------------------------------------------------------------------- end of a hand
@@ -585,7 +599,7 @@ class Lockstep:
 __all__ = [
     "DEFAULT_MAX_CYCLES", "EPISODE_VALUES", "REWARD_VALUES", "HandEnd", "Lockstep", "OnTable", "Step",
     "Table", "TableOptions", "add_rule_arguments", "agent_action", "cycles_exhausted", "end_of_hand",
-    "hands_exhausted",
+    "hands_exhausted", "check_run_arguments",
     "parse_options", "play", "play_agent", "rules_from_args", "seat_rewards", "shaped_team_rewards",
     "start_agents", "team_rewards",
 ]

@@ -9,7 +9,8 @@ Contract
 --------
 ``VectorGame(num_games, rules=SmearRules(), seed=0, record=False, max_hands=200, deals=None)``
 
-``seed`` is an integer 0..2**64 - 1 (anything else, a bool or a float included, is a ``ValueError``);
+``seed`` is an integer 0..2**64 - 1 (anything else, a bool or a float included, is a
+:class:`~smear_env.seeding.SeedError`, a ``ValueError``);
 ``deals`` an optional :class:`VectorDealSource` that deals every hand instead of the seed's hash (below).
 
 ``to_act`` ``(N,)`` int64 is the seat to act in each lane (somebody always acts: lanes never rest in
@@ -172,7 +173,7 @@ class VectorGame:
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer) or num_games < 1:
             raise ValueError(f"num_games must be an integer >= 1, not {num_games!r}")
-        self.seed = check_seed(seed)
+        self.seed = check_seed(seed, allow_none=False)
         if (isinstance(max_hands, bool) or not isinstance(max_hands, int | np.integer)
                 or not 1 <= max_hands < MAX_HANDS_LIMIT):
             raise ValueError(f"max_hands must be an integer 1..{MAX_HANDS_LIMIT - 1}, not {max_hands!r}")

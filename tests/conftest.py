@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,16 @@ def _act(game: Game, *names: str) -> None:
 
 def _legal(game: Game) -> set[str]:
     return {action_name(a) for a in game.legal_actions()}
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the browser tests save screenshots: ``$SMEAR_SCREENSHOTS`` when set (``docs/img`` refreshes the
+    docs' ones), else a temporary folder."""
+    where = os.environ.get("SMEAR_SCREENSHOTS")
+    path = Path(where) if where else tmp_path_factory.mktemp("screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @pytest.fixture

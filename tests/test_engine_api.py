@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from smear_env.config import SmearRules
-from smear_env.game import STATE_FIELDS, Game, deal_from, playable, shuffled_deal
+from smear_env.game import STATE_FIELDS, Game, deal_from, playable_led_card, shuffled_deal
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,6 +75,6 @@ def test_dealing_and_playable():
     assert sorted([c for h in hands for c in h] + stock) == list(range(32))
     assert deal_from(list(range(32)))[0][0] == [0, 1, 2, 3, 4, 5]
     hand = 0b1111 | 1 << 8 | 1 << 24  # clubs 7-T, 7 of diamonds, 7 of spades
-    assert playable(hand, -1, 3, True) == 1 << 24  # R10: first lead of trump
-    assert playable(hand, 8 + 5, 3, False) == (1 << 8) | (1 << 24)  # R12: follow or trump
-    assert playable(hand, 16, 3, False) == hand  # void in the suit led
+    assert playable_led_card(hand, -1, 3, True) == 1 << 24  # R10: first lead of trump
+    assert playable_led_card(hand, 8 + 5, 3, False) == (1 << 8) | (1 << 24)  # R12: follow or trump
+    assert playable_led_card(hand, 16, 3, False) == hand  # void in the suit led

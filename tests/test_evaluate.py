@@ -13,7 +13,7 @@ from smear_env.cards import parse_card
 from smear_env.config import SmearRules
 from smear_env.evaluation import DealSequence, play_game, run_match, run_tournament
 from smear_env.evaluation.cli import main
-from smear_env.evaluation.duplicate import _PairRunner
+from smear_env.evaluation.duplicate import PairRunner
 from smear_env.record import load_schema, replay
 
 FAST = SmearRules(target_score=5)
@@ -39,7 +39,7 @@ def test_deal_sequence_is_deterministic_and_a_full_deck():
 def test_R4_R5_duplicate_pairing_is_exact():
     """Both games of a pair: same first dealer, hand i has deal i, and team A in game 2 holds exactly the
     cards team B held in game 1 (and vice versa)."""
-    runner = _PairRunner("heuristic", "random", FAST, seed=5, max_hands=50, records=True)
+    runner = PairRunner("heuristic", "random", FAST, seed=5, max_hands=50, records=True)
     compared = 0
     for pair in range(6):
         _, (g1, g2) = runner.run(pair)

@@ -64,8 +64,18 @@ def argv_for(parser: argparse.ArgumentParser, positional: st.SearchStrategy[list
             options.append(st.tuples(name, _value(action), st.booleans()).map(
                 lambda t: [f"{t[0]}={t[1]}"] if t[2] else [t[0], t[1]]))
     stray = st.one_of(st.just([]), st.just([]), st.just([]), TEXT.map(lambda w: [w]))  # mostly none
-    return st.tuples(positional, st.lists(st.one_of(*options), max_size=4), stray).map(
-        lambda t: [*t[0], *[w for opt in t[1] for w in opt], *t[2]])
+    return joined(positional, st.lists(st.one_of(*options), max_size=4).map(concat), stray)
+
+
+def concat(parts: list[list[str]]) -> list[str]:
+    """The words of ``parts``, in order."""
+    return [w for words in parts for w in words]
+
+
+def joined(*parts: st.SearchStrategy[list[str]]) -> st.SearchStrategy[list[str]]:
+    """One command line from strategies of word lists, drawn and joined in order (every argv here is
+    built this way)."""
+    return st.tuples(*parts).map(lambda t: concat(list(t)))
 
 
 def check_run(prog: str, run: Callable[[], Any], capsys: pytest.CaptureFixture) -> None:
@@ -144,8 +154,7 @@ def test_fuzz_smear_train_arguments(data: st.DataObject, workdir: Path, monkeypa
                             "init_from", "nosuch.key", ""])
     values = st.one_of(NUMBERS, AGENTS, TEXT)
     sets = st.lists(st.tuples(keys, values).map(lambda t: ["--set", f"{t[0]}={t[1]}"]), max_size=3)
-    head = st.tuples(st.lists(st.tuples(st.just("--config"), config), max_size=1), sets).map(
-        lambda t: [w for pair in t[0] for w in pair] + [w for s in t[1] for w in s])
+    head = joined(st.lists(config.map(lambda c: ["--config", c]), max_size=1).map(concat), sets.map(concat))
     argv = data.draw(argv_for(train.build_parser(), head, skip=("--help-config", "--set")), label="argv")
     check_run("smear-train", lambda: train.main(argv), capsys)
 
@@ -164,12 +173,11 @@ def torch_threads() -> Any:
 @fuzz_settings()
 def test_fuzz_smear_exploit_arguments(data: st.DataObject, workdir: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture, torch_threads: Any) -> None:
-    import training.algorithms
     from training import exploit
 
-    monkeypatch.setattr(training.algorithms, "make_trainer", _stop)
-    head = st.tuples(SOME_AGENT, st.sampled_from([["--decisions", "10"], ["--minutes", "0.1"], []])).map(
-        lambda t: [t[0], *t[1]])
+    monkeypatch.setattr(exploit, "make_trainer", _stop)
+    budget = st.sampled_from([["--decisions", "10"], ["--minutes", "0.1"], []])
+    head = joined(SOME_AGENT.map(lambda a: [a]), budget)
     argv = data.draw(argv_for(exploit.build_parser(), head), label="argv")
     check_run("smear-exploit", lambda: exploit.main(argv), capsys)
 

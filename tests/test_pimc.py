@@ -115,15 +115,15 @@ def test_r12_r16_one_class_only_when_every_deal_agrees():
 
 
 def test_r10_r11_heuristic_plan_is_legal():
-    from smear_env.agents.pimc import _heuristic_plan
+    from smear_env.agents.pimc import heuristic_plan
 
     rules = SmearRules()
     hand = mask_of(["AS", "KS", "7S", "TH", "7D", "8D", "AC", "9C", "QH"])
-    trump, disc = _heuristic_plan(hand, rules, [0, 1, 2, 3])
+    trump, disc = heuristic_plan(hand, rules, [0, 1, 2, 3])
     assert hand & SUIT_MASKS[trump] and disc.bit_count() == 3 and disc & hand == disc
     assert not disc & SUIT_MASKS[trump]  # R11: side cards go first
     all_trump = mask_of(["AS", "KS", "QS", "JS", "TS", "9S", "8S", "7S", "AH"])
-    trump, disc = _heuristic_plan(all_trump, rules, [2, 3])
+    trump, disc = heuristic_plan(all_trump, rules, [2, 3])
     assert trump == 3 and disc & mask_of(["AH"]) and disc.bit_count() == 3
 
 

@@ -415,7 +415,7 @@ def test_item6_run_match_sends_quit_to_its_bots_and_none_survives(tmp_path):
 
 
 def test_close_is_idempotent_and_safe_from_another_thread_while_it_waits(tmp_path):
-    """web.py closes agents from other threads: close() during an exchange ends it promptly with a
+    """smear-serve closes agents from other threads: close() during an exchange ends it promptly with a
     BotError, kills the bot, and closing again (or from several threads) is harmless."""
     log = tmp_path / "bot.log"
     a = _agent(_script(tmp_path, "time.sleep(60)") + [str(log)], timeout=30.0)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-import types
 from pathlib import Path
 
 import pytest
 
-from smear_env.agents import HeuristicAgent, RandomAgent, make_agent
-from smear_env.agents.registry import parse_options
+from smear_env.agents import HeuristicAgent, RandomAgent, make_agent, registry
+from smear_env.agents.registry import parse_agent_options
 from smear_env.config import SmearRules
 
 
@@ -31,9 +30,7 @@ def test_pimc_options_are_parsed_and_passed(monkeypatch):
         def __init__(self, rules, **options):
             seen["rules"], seen["options"] = rules, options
 
-    fake = types.ModuleType("smear_env.agents.pimc")
-    fake.PimcAgent = FakePimc
-    monkeypatch.setitem(sys.modules, "smear_env.agents.pimc", fake)
+    monkeypatch.setattr(registry, "PimcAgent", FakePimc)
     rules = SmearRules(target_score=7)
     a = make_agent("pimc:samples=16,budget_ms=80.5,exact=true", rules)
     assert seen == {"rules": rules, "options": {"samples": 16, "budget_ms": 80.5, "exact": True}}
@@ -58,7 +55,7 @@ def test_bad_spec_is_a_value_error_naming_it_and_the_valid_ones(spec):
 
 def test_duplicate_option_rejected():
     with pytest.raises(ValueError, match="given twice"):
-        parse_options("pimc:a=1,a=2", "a=1,a=2")
+        parse_agent_options("pimc:a=1,a=2", "a=1,a=2")
 
 
 def test_missing_checkpoint_is_file_not_found(tmp_path):
@@ -73,9 +70,7 @@ def test_existing_checkpoint_goes_to_checkpoint_load_agent(tmp_path, monkeypatch
     class Loaded:
         name = "x"
 
-    fake = types.ModuleType("smear_env.agents.checkpoint")
-    fake.load_agent = lambda path, rules: calls.append((path, rules)) or Loaded()
-    monkeypatch.setitem(sys.modules, "smear_env.agents.checkpoint", fake)
+    monkeypatch.setattr(registry, "load_agent", lambda path, rules: calls.append((path, rules)) or Loaded())
     for name in ("a.safetensors", "weights.bin"):  # any existing file counts as a checkpoint path
         p = tmp_path / name
         p.write_bytes(b"")

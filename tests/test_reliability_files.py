@@ -526,12 +526,12 @@ def test_small_sigterm_while_smear_train_starts_never_tracebacks(tmp_path: Path)
 def test_small_interrupt_while_smear_eval_starts_is_one_line(monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture) -> None:
     """Issue 20 small: Ctrl-C / SIGTERM while smear-eval checks its agents is one line, status 130."""
-    import smear_env.agents.registry as registry
+    import smear_env.evaluation.cli as eval_cli
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt("signal 15")
 
-    monkeypatch.setattr(registry, "make_agent", interrupted)
+    monkeypatch.setattr(eval_cli, "make_agent", interrupted)
     assert eval_main(["heuristic", "random", "--games", "2"]) == 130
     assert capsys.readouterr().err.strip() == "smear-eval: interrupted"
 

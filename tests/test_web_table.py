@@ -11,8 +11,8 @@ import pytest
 from smear_env.actions import PASS_ACTION, action_name, bid_action
 from smear_env.config import SmearRules
 from smear_env.game import Game
-from smear_env.play import web
 from smear_env.play.explain import rule_notes
+from smear_env.play.web import routes as web
 from tests.play_helpers import web_client
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")

@@ -12,32 +12,30 @@ temporary folder, or to ``$SMEAR_SCREENSHOTS`` (``SMEAR_SCREENSHOTS=docs/img`` r
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.play_helpers import serve_app
-from tests.test_web_browser import (
-    _act,
-    _driver,
-    _idle,
-    _keys,
-    _need_browser,
-    _seat_actions,
-    _state,
-    _typed,
-    _visible,
-    _wait,
+from tests.browser_helpers import (
+    act,
+    is_idle,
+    is_visible,
+    make_driver,
+    need_browser,
+    page_state,
+    seat_actions,
+    send_keys,
+    typed_name,
+    wait_for,
 )
+from tests.play_helpers import serve_app
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
 
 @pytest.fixture(scope="module")
 def server():
-    _need_browser()
+    need_browser()
     from smear_env.play.web import create_app
 
     app = create_app(["heuristic", "random"], hints=["heuristic"])
@@ -47,12 +45,12 @@ def server():
 
 @pytest.fixture(scope="module")
 def drivers():
-    _need_browser()
+    need_browser()
     made = []
 
     def get(n: int):
         while len(made) < n:
-            made.append(_driver())
+            made.append(make_driver())
         return made[:n]
 
     yield get
@@ -60,20 +58,12 @@ def drivers():
         d.quit()
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    where = os.environ.get("SMEAR_SCREENSHOTS")
-    path = Path(where) if where else tmp_path_factory.mktemp("screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def _deal(d, url: str, seed: int, rules: dict, partner: str = "random", name: str = "") -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
     d.get(url + "/?speed=0&poll=150")
-    _wait(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "select[name=right] option")) >= 2)
+    wait_for(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "select[name=right] option")) >= 2)
     for key, value in rules.items():
         el = d.find_element(By.NAME, f"rule:{key}")
         if el.tag_name == "select":
@@ -90,7 +80,7 @@ def _deal(d, url: str, seed: int, rules: dict, partner: str = "random", name: st
         d.find_element(By.NAME, "name").send_keys(name)
     d.find_element(By.NAME, "seed").send_keys(str(seed))
     d.find_element(By.ID, "deal").click()
-    _wait(d, lambda d: _visible(d, "#game") and _idle(d))
+    wait_for(d, lambda d: is_visible(d, "#game") and is_idle(d))
 
 
 def test_a_whole_game_by_typed_card_names_and_by_clicks(server, drivers, shots):
@@ -106,12 +96,12 @@ def test_a_whole_game_by_typed_card_names_and_by_clicks(server, drivers, shots):
     for k in range(600):
         if d.find_elements(By.ID, "game-over"):
             break
-        _wait(d, lambda d: _idle(d))
-        if _visible(d, "#next"):
+        wait_for(d, lambda d: is_idle(d))
+        if is_visible(d, "#next"):
             d.find_element(By.ID, "next").click()
-            _wait(d, lambda d: _idle(d) and not _visible(d, "#hand-end"))
+            wait_for(d, lambda d: is_idle(d) and not is_visible(d, "#hand-end"))
             continue
-        st = _state(d)
+        st = page_state(d)
         if not st["view"]["legal_actions"]:
             time.sleep(0.05)
             continue
@@ -124,22 +114,22 @@ def test_a_whole_game_by_typed_card_names_and_by_clicks(server, drivers, shots):
             card = next(iter(why))
             d.find_element(By.CSS_SELECTOR, f"#hand .card.unplayable[data-card='{card}']").click()  # a tap
             reason = why[card]
-            _wait(d, lambda d, reason=reason: reason in d.find_element(By.ID, "error").text)
+            wait_for(d, lambda d, reason=reason: reason in d.find_element(By.ID, "error").text)
             before = len(table.log)
-            _keys(d, _typed(card))
-            _wait(d, lambda d: _visible(d, "#error"))
+            send_keys(d, typed_name(card))
+            wait_for(d, lambda d: is_visible(d, "#error"))
             text = d.find_element(By.ID, "error").text
             assert why[card] in text and "cannot be" in text, text
             assert len(table.log) == before  # nothing changed
             illegal_tried = 1
         typed = k % 2 == 0
-        before = len(_seat_actions(table, 0))
-        want = _act(d, table, 0, typed, k)
+        before = len(seat_actions(table, 0))
+        want = act(d, table, 0, typed, k)
         end = before + len(want)
-        _wait(d, lambda d, end=end: _idle(d) and len(_seat_actions(table, 0)) >= end)
-        got = _seat_actions(table, 0)[before:end]
+        wait_for(d, lambda d, end=end: is_idle(d) and len(seat_actions(table, 0)) >= end)
+        got = seat_actions(table, 0)[before:end]
         assert got == want, (typed, want, got)
-        assert not _visible(d, "#error"), d.find_element(By.ID, "error").text
+        assert not is_visible(d, "#error"), d.find_element(By.ID, "error").text
         typed_moves += typed
         clicked += not typed
         tens_typed += typed and any(w.split()[-1][0] == "T" for w in want if " " in w and w[0] in "pd")
@@ -147,7 +137,7 @@ def test_a_whole_game_by_typed_card_names_and_by_clicks(server, drivers, shots):
     assert table.session.game.winner is not None
     assert typed_moves > 8 and clicked > 8 and illegal_tried and greyed and tens_typed, (
         typed_moves, clicked, illegal_tried, greyed, tens_typed)
-    kinds = {a.split()[0] for a in _seat_actions(table, 0)}
+    kinds = {a.split()[0] for a in seat_actions(table, 0)}
     assert {"play", "discard", "trump"} <= kinds, kinds
 
 
@@ -167,21 +157,21 @@ def test_two_friends_and_a_spectator_in_three_windows(server, drivers, shots):
     url, app = server
     a, b, c = drivers(3)
     _deal(a, url, seed=9, rules={"target_score": "21"}, partner="human", name="Ann")
-    _wait(a, lambda d: _visible(d, "#links"))
+    wait_for(a, lambda d: is_visible(d, "#links"))
     link = a.find_element(By.CSS_SELECTOR, "#links input[data-seat='2']").get_attribute("value")
     watch = a.find_element(By.CSS_SELECTOR, "#links input[data-seat='spectator']").get_attribute("value")
     assert a.find_elements(By.CSS_SELECTOR, "#links button.copy")
     token = a.execute_script("return game.id")
     table = app.state.server.links[token][0]
     b.get(link + "&speed=0&poll=150")
-    _wait(b, lambda d: _visible(d, "#join") and _idle(d))
+    wait_for(b, lambda d: is_visible(d, "#join") and is_idle(d))
     b.find_element(By.ID, "join-name").send_keys("Bo")
     b.find_element(By.ID, "join-ok").click()
-    _wait(b, lambda d: not _visible(d, "#join"))
+    wait_for(b, lambda d: not is_visible(d, "#join"))
     assert table.named == {0: "Ann", 2: "Bo"}
     c.get(watch + "&speed=0&poll=150")
-    _wait(c, lambda d: _visible(d, "#game") and _idle(d))
-    _wait(a, lambda d: "Partner · Bo" in d.find_element(By.CSS_SELECTOR, "#felt .seat.top .name").text)
+    wait_for(c, lambda d: is_visible(d, "#game") and is_idle(d))
+    wait_for(a, lambda d: "Partner · Bo" in d.find_element(By.CSS_SELECTOR, "#felt .seat.top .name").text)
     # play hand 1 to its end, each friend on their own page
     pages = {0: a, 2: b}
     for k in range(300):
@@ -192,60 +182,60 @@ def test_two_friends_and_a_spectator_in_three_windows(server, drivers, shots):
             time.sleep(0.05)
             continue
         d = pages[seat]
-        _wait(d, lambda d: _idle(d) and d.execute_script("return state.view.legal_actions.length") > 0)
+        wait_for(d, lambda d: is_idle(d) and d.execute_script("return state.view.legal_actions.length") > 0)
         n = len(table.log)
-        _act(d, table, seat, typed=k % 2 == 0, k=k)
-        _wait(d, lambda d, n=n: len(table.log) > n and _idle(d))
+        act(d, table, seat, typed=k % 2 == 0, k=k)
+        wait_for(d, lambda d, n=n: len(table.log) > n and is_idle(d))
     assert table.session.hand_over
     for d in (a, b, c):
-        _wait(d, lambda d: _visible(d, "#hand-end") and _visible(d, "#next"))
+        wait_for(d, lambda d: is_visible(d, "#hand-end") and is_visible(d, "#next"))
     a.find_element(By.ID, "next").click()  # Ann deals the next hand
-    _wait(a, lambda d: not _visible(d, "#hand-end") and _idle(d))
+    wait_for(a, lambda d: not is_visible(d, "#hand-end") and is_idle(d))
     for d in (b, c):  # Bo's and the spectator's panels stay open until each closes it
-        _wait(d, lambda d: d.execute_script("return state.hand_number") == 2)
-        assert _visible(d, "#hand-end") and "has been dealt" in d.find_element(By.ID, "hand-end").text
+        wait_for(d, lambda d: d.execute_script("return state.hand_number") == 2)
+        assert is_visible(d, "#hand-end") and "has been dealt" in d.find_element(By.ID, "hand-end").text
         assert d.find_element(By.ID, "next").text == "Close"
         d.find_element(By.ID, "next").click()
-        assert not _visible(d, "#hand-end")
+        assert not is_visible(d, "#hand-end")
     # chat: text, never markup
     b.find_element(By.ID, "chat-text").send_keys("<b>hi</b> Ann")
     b.find_element(By.CSS_SELECTOR, "#chat-form button").click()
     for d in (a, c):
-        _wait(d, lambda d: "Bo (seat 3): <b>hi</b> Ann" in d.find_element(By.ID, "chat").text)
+        wait_for(d, lambda d: "Bo (seat 3): <b>hi</b> Ann" in d.find_element(By.ID, "chat").text)
         assert not d.find_elements(By.CSS_SELECTOR, "#chat b b, #chat div > b + b")
     # Ann asks to end; Bo keeps playing
-    _wait(a, lambda d: _idle(d))
+    wait_for(a, lambda d: is_idle(d))
     a.find_element(By.ID, "resign").click()
     assert "Ask Bo to end the game?" in a.find_element(By.ID, "confirm-end").text
     a.find_element(By.ID, "resign-yes").click()
-    _wait(b, lambda d: "Ann asked to end" in d.find_element(By.ID, "end-request").text)
-    _wait(c, lambda d: "Ann asked to end" in d.find_element(By.ID, "end-request").text)
+    wait_for(b, lambda d: "Ann asked to end" in d.find_element(By.ID, "end-request").text)
+    wait_for(c, lambda d: "Ann asked to end" in d.find_element(By.ID, "end-request").text)
     assert not c.find_elements(By.ID, "agree-end")  # a spectator is told, not asked
     b.find_element(By.ID, "keep-playing").click()
-    _wait(a, lambda d: not _visible(d, "#end-request"))
+    wait_for(a, lambda d: not is_visible(d, "#end-request"))
     assert not table.session.over
     # Bo leaves: his page watches; his old link can no longer end the game or deal
-    _wait(b, lambda d: _idle(d))
+    wait_for(b, lambda d: is_idle(d))
     b.find_element(By.ID, "leave").click()  # asks first
-    assert _visible(b, "#confirm-leave") and not b.execute_script("return game.spectator")
+    assert is_visible(b, "#confirm-leave") and not b.execute_script("return game.spectator")
     b.find_element(By.ID, "leave-yes").click()
-    _wait(b, lambda d: d.execute_script("return game.spectator") and _idle(d))
+    wait_for(b, lambda d: d.execute_script("return game.spectator") and is_idle(d))
     assert "You left seat 3" in b.find_element(By.ID, "notice").text
-    assert not b.find_elements(By.CSS_SELECTOR, "#hand .card") and not _visible(b, "#resign")
+    assert not b.find_elements(By.CSS_SELECTOR, "#hand .card") and not is_visible(b, "#resign")
     assert "Watching" in b.find_element(By.ID, "info").text
     old = b.execute_script("return game.id")  # Bo's own link, the one he left with
     assert old != token
     for path in ("resign", "next"):
         assert _fetch_status(b, f"/api/games/{old}/{path}", {}) == 403
     assert not table.session.over
-    _wait(a, lambda d: "rule-based bot" in d.find_element(By.CSS_SELECTOR, "#felt .seat.top .name").text
+    wait_for(a, lambda d: "rule-based bot" in d.find_element(By.CSS_SELECTOR, "#felt .seat.top .name").text
           or "random bot" in d.find_element(By.CSS_SELECTOR, "#felt .seat.top .name").text)
-    _wait(a, lambda d: _idle(d) and not _visible(d, "#leave"))
+    wait_for(a, lambda d: is_idle(d) and not is_visible(d, "#leave"))
     a.find_element(By.ID, "resign").click()
     assert "End the game now?" in a.find_element(By.ID, "confirm-end").text
     a.find_element(By.ID, "resign-yes").click()
     for d in (a, b, c):
-        _wait(d, lambda d: d.find_elements(By.ID, "game-over"))
+        wait_for(d, lambda d: d.find_elements(By.ID, "game-over"))
         assert "ended by Ann (seat 1)" in d.find_element(By.ID, "result").text
     c.save_screenshot(str(shots / "web-ended-spectator.png"))
 
@@ -281,17 +271,17 @@ def test_the_table_at_phone_and_desktop_sizes_has_no_overlap(server, drivers, sh
         _deal(d, url, seed=21, rules={}, partner="heuristic", name="Ann")
         table = app.state.server.links[d.execute_script("return game.id")][0]
         for k in range(200):  # to a card play with cards on the felt and a choice
-            _wait(d, lambda d: _idle(d))
-            if _visible(d, "#next"):
+            wait_for(d, lambda d: is_idle(d))
+            if is_visible(d, "#next"):
                 d.find_element(By.ID, "next").click()
                 continue
-            v = _state(d)["view"]
+            v = page_state(d)["view"]
             if v["phase"] == "PLAY" and len(v["trick"]) >= 2 and len(v["legal_actions"]) >= 2:
                 break
             if v["legal_actions"]:
-                _act(d, table, 0, typed=False, k=k)
+                act(d, table, 0, typed=False, k=k)
         d.find_element(By.ID, "hint").click()
-        _wait(d, lambda d: _visible(d, "#hint-table"))
+        wait_for(d, lambda d: is_visible(d, "#hint-table"))
         rows = d.execute_script("return [...document.querySelectorAll('#hint-table tr[data-action]')]"
                                 ".map((r) => [...r.cells].map((c) => c.textContent))")
         worth = [float(r[2].replace("−", "-")) for r in rows]
@@ -300,7 +290,8 @@ def test_the_table_at_phone_and_desktop_sizes_has_no_overlap(server, drivers, sh
             assert r[0].startswith("=") == (worth.count(w) > 1), rows
         assert any("★" in r[-1] for r in rows)  # the bots' choices are marked
         lead = d.find_element(By.CSS_SELECTOR, "#trick .card.lead")  # the leader's card is marked
-        assert "led" in lead.text and lead.get_attribute("data-card") == _state(d)["view"]["trick"][0]["card"]
+        led = page_state(d)["view"]["trick"][0]["card"]
+        assert "led" in lead.text and lead.get_attribute("data-card") == led
         felt = _boxes(d, "#felt .seat .name, #felt .seat .meta, #felt .seat .backs, #trick .card")
         assert len(felt) >= 8
         assert not _overlaps(felt), _overlaps(felt)

@@ -196,7 +196,7 @@ def _field_docs(cls: type) -> dict[str, str]:
 
 def env_options() -> str:
     from smear_env.config import SmearRules
-    from smear_env.env import ENV_OPTIONS, EPISODE_VALUES, RENDER_MODES, REWARD_VALUES, parse_options
+    from smear_env.env import ENV_OPTIONS, EPISODE_VALUES, RENDER_MODES, REWARD_VALUES, parse_env_options
 
     docs = _field_docs(SmearRules)
     defaults = SmearRules()
@@ -205,7 +205,7 @@ def env_options() -> str:
         for f in dataclasses.fields(SmearRules)
     ]
     rules = _table(["rule option", "default", "meaning"], rows)
-    _, env_defaults = parse_options({})
+    _, env_defaults = parse_env_options({})
     allowed = {
         "render_mode": ", ".join(f"`{m!r}`" for m in (None, *RENDER_MODES)),
         "episode": ", ".join(f"`{v!r}`" for v in EPISODE_VALUES),

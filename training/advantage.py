@@ -27,6 +27,7 @@ in the written checkpoints' metadata (``advantage_rounds``). ``--steps`` picks t
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -38,13 +39,19 @@ from typing import Any
 import numpy as np
 import torch
 
+from smear_env.agents.checkpoint import read_checkpoint
+from smear_env.agents.registry import rollout_players
+from smear_env.agents.rollout import true_deal, values_in_deals
+from smear_env.agents.shipped import checkpoint_file
+from smear_env.agents.winprob import load_winprob
 from smear_env.config import SmearRules
 from smear_env.evaluation.batched import even_shares, one_blas_thread, worker_pool
-from smear_env.observation import PHASE, SCORES
+from smear_env.observation import PHASE, SCORES, decode_batch
 
 from . import fit as fitter
 from .checkpoint import save_tensors
 from .collect import Collector
+from .distill import policy_from_checkpoint
 
 __all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
            "main", "one_step_gains"]
@@ -64,17 +71,12 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
                    ) -> dict[str, np.ndarray]:
     """Step 1 in one process: ``positions`` rows ``obs`` (float16), ``mask``, ``value`` ((n, 72) float32
     exact values in the true deal, NaN where illegal) and ``policy`` (the policy's greedy action)."""
-    from smear_env.agents.registry import rollout_players
-    from smear_env.agents.rollout import true_deal, values_in_deals
-    from smear_env.observation import decode_batch
 
     # an opponent that draws (random) is allowed here: its draws come from this seed, and each action's
     # continuation is then one sample of them (still an unbiased value of the action against that opponent)
     players = rollout_players(policy, opponent, rules, rng=np.random.default_rng([seed, 1]))
     objective = None
     if winprob:
-        from smear_env.agents.winprob import load_winprob
-
         objective = load_winprob(winprob, rules)
     probs = np.array([share[p] for p in PHASE_NAMES])
     rng = np.random.default_rng(seed)
@@ -110,7 +112,6 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
 
 
 def _values_job(job: dict[str, Any]) -> str:
-
     torch.set_num_threads(1)
     with one_blas_thread():
         data = collect_values(job["policy"], job["opponent"], job["positions"], job["seed"], job["share"],
@@ -148,8 +149,6 @@ def fit_correction(policy_file: str, data: dict[str, np.ndarray], epochs: int, l
                    seed: int, holdout: float = 0.03, log: Any = print) -> tuple[dict[str, torch.Tensor],
                                                                              dict[str, Any], dict[str, Any]]:
     """Step 2: (the correction's tensors, its ``network``, the fit's record with the held-out table)."""
-    from .distill import policy_from_checkpoint
-
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     net, meta = policy_from_checkpoint(policy_file, warn_corrections=False)  # only its trunk is used
@@ -213,7 +212,6 @@ def add_correction(init: str, tensors: dict[str, torch.Tensor], network: dict[st
     ``max_logit_gap``, ``score_range``: where it applies, :func:`fitted_score_range`; ``None``: everywhere)
     to ``out``; ``record`` is appended to the metadata's ``advantage_rounds``. Returns the new correction's
     index."""
-    from smear_env.agents.checkpoint import read_checkpoint
 
     old, meta = read_checkpoint(init)
     meta = {k: v for k, v in meta.items() if k not in ("state", "name", "model_card")}
@@ -236,7 +234,6 @@ def add_correction(init: str, tensors: dict[str, torch.Tensor], network: dict[st
 
 def file_sha256(path: str | Path) -> str:
     """The SHA-256 of a file's bytes (hex): which policy a values step valued, whatever its path."""
-    import hashlib
 
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -352,7 +349,6 @@ def values_done(record: dict[str, Any], init: str, args: argparse.Namespace, fil
 
 def run(args: argparse.Namespace, command: str) -> int:
     """The steps of ``args`` (:func:`build_parser`'s) in ``args.run_dir``."""
-    from smear_env.agents.shipped import checkpoint_file
 
     rules = SmearRules()
     run = Path(args.run_dir)

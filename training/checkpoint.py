@@ -14,11 +14,13 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from safetensors.numpy import save
 
 from smear_env.actions import NUM_ACTIONS
 from smear_env.agents.checkpoint import (
@@ -138,7 +140,6 @@ def save_tensors(path: str | Path, tensors: dict[str, Any], meta: dict[str, Any]
     :func:`write_atomic`'s temporary file (safetensors' ``save_file`` would write through a temporary file
     of its own, ``.tmpXXXXXX``, that a killed write leaves behind). A failed write (a full disk) raises
     OSError and leaves any earlier file at ``path`` intact."""
-    from safetensors.numpy import save
 
     arrays = {}
     for k, v in tensors.items():
@@ -173,9 +174,8 @@ def load_policy_state(
     """(policy state dict as torch tensors, metadata), checked like :func:`load_agent` (needs torch). The
     policy network alone: a checkpoint's advantage corrections (``corrections``) are not part of it, and
     (``warn_corrections``) a ``UserWarning`` says so when it has any."""
-    import warnings
 
-    import torch
+    import torch  # lazy: heavy (torch)
 
     tensors, meta = read_checkpoint(path)
     check_compatible(meta, path, rules)

@@ -20,6 +20,7 @@ import yaml
 from pydantic import BeforeValidator, Field, SerializeAsAny, SkipValidation
 
 from smear_env.actions import short_repr
+from smear_env.agents.registry import make_agent
 from smear_env.config import RuleOptionError, SmearRules
 
 from .algorithms import ALGORITHMS, config_class
@@ -291,7 +292,6 @@ def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
         if not spec.partition(":")[2].strip():
             raise ConfigError(f"config key {key!r}: agent spec {short_repr(spec)} has no command")
         return
-    from smear_env.agents.registry import make_agent
 
     try:
         make_agent(spec, rules)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smear_env.config import SmearRules
+from smear_env.evaluation.duplicate import run_match
 
 BID_LEVELS = ("pass", "2", "3", "4")
 
@@ -93,7 +94,6 @@ def match_with_bids(team_a: Any, team_b: Any, games: int, seed: int, rules: Smea
                     workers: int = 1) -> dict[str, Any]:
     """A duplicate match (batched engine) with bid statistics: ``{"summary": run_match summary, "bids":
     {player name: PlayerBids.summary()}}``."""
-    from smear_env.evaluation.duplicate import run_match
 
     rules = rules if rules is not None else SmearRules()
     stats = BidStats()

@@ -38,6 +38,7 @@ import numpy as np
 import torch
 
 from smear_env.actions import NUM_ACTIONS
+from smear_env.agents.shipped import checkpoint_file
 from smear_env.observation import OBS_SIZE
 
 from . import fit as fitter
@@ -236,7 +237,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, command: str) -> int:
     """Distil the targets of ``args`` (:func:`build_parser`'s) into ``args.init``'s policy: ``args.out``."""
-    from smear_env.agents.shipped import checkpoint_file
 
     init = checkpoint_file(args.init)
     t0 = time.monotonic()

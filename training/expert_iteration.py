@@ -35,11 +35,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from smear_env.agents.registry import rollout_from_spec
+from smear_env.agents.shipped import checkpoint_file
 from smear_env.config import SmearRules
 from smear_env.evaluation.batched import one_blas_thread, worker_pool
 
 from .checkpoint import save_policy
+from .diagnostics import match_with_bids
 from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint, save_targets
+from .distributed.pool import open_pool
+from .distributed.settings import RaySettings
 
 
 def targets_path(run: Path, rnd: int, worker: int) -> Path:
@@ -56,9 +61,6 @@ def search_spec(policy: str, opponent: str, samples: int, phases: str, options: 
 def generate(spec: str, opponent: str, games: int, seed: int, out: str) -> dict[str, Any]:
     """Play ``games`` duplicate games (seed ``seed``) of the rollout agent ``spec`` against ``opponent``,
     write its decisions to ``out``; the match's figures."""
-    from smear_env.agents.registry import rollout_from_spec
-
-    from .diagnostics import match_with_bids
 
     rules = SmearRules()
     agent = rollout_from_spec(spec, rules)
@@ -93,8 +95,6 @@ def _search_on_ray(address: str, workers: int,
                    jobs: list[tuple[str, str, int, int, str]]) -> list[dict[str, Any]]:
     """A round's shares as Ray tasks (:mod:`training.distributed`): the same targets, written here, and the
     same match figures as the local pool's (without wall time)."""
-    from .distributed.pool import open_pool
-    from .distributed.settings import RaySettings
 
     with open_pool(RaySettings(address=address, workers=workers)) as pool:
         parts = pool.map(search_shard, [job[:4] for job in jobs])
@@ -166,8 +166,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, command: str) -> int:
     """The rounds of ``args`` (:func:`build_parser`'s); ``args.resume``: keep the rounds already done."""
-    from smear_env.agents.registry import rollout_from_spec
-    from smear_env.agents.shipped import checkpoint_file
 
     rollout_from_spec(search_spec(checkpoint_file(args.init), args.opponent, args.samples, args.phases,
                                   args.search_options)).close()  # a bad option fails here, not in a worker

@@ -17,6 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from PIL import Image, ImageDraw
+
+from .checkpoint import same_file, write_atomic
+
 COLORS = [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (140, 86, 75)]
 
 
@@ -67,9 +71,7 @@ def draw(panels: list[dict[str, Any]], out: str | Path, title: str, x_label: str
     "hi", "ref", "fmt"}`` (the y range, a dashed reference line, the y labels' format); every curve a line
     with its interval as a shaded band; ``legend``: the curves' names and last values at the right. Written
     atomically as a PNG; returns its path."""
-    from PIL import Image, ImageDraw
 
-    from .checkpoint import write_atomic
 
     w, h = size
     left, right, top, gap, bottom = 56, 150 if legend else 24, 42, 46, 44
@@ -132,7 +134,6 @@ def plot(curves: dict[str, list[tuple[int, float, float, float]]], out: str | Pa
 def plot_run(path: str | Path, out: str | Path | None = None) -> Path:
     """Plot a run folder's (or a train.log file's) evaluations; default output ``win_rate.png`` next to
     the log."""
-    from .checkpoint import same_file
 
     path = Path(path)
     log = path / "train.log" if path.is_dir() else path

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from smear_env.agents.base import Agent
+from smear_env.agents.registry import make_agent
 from smear_env.config import SmearRules
 
 SELF = "self"
@@ -20,8 +21,6 @@ SNAPSHOT = "snapshot"
 
 
 def make_baseline(spec: str, rules: SmearRules) -> Agent:
-    from smear_env.agents.registry import make_agent
-
     return make_agent(spec, rules)
 
 

@@ -25,8 +25,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from smear_env.agents.registry import rollout_players
 from smear_env.agents.winprob import INPUTS, KIND
 from smear_env.config import SmearRules
+from smear_env.evaluation.batched import even_shares, worker_pool
 
 from . import fit as fitter
 from .checkpoint import base_metadata, save_tensors
@@ -37,7 +39,6 @@ def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, 
             ) -> tuple[np.ndarray, np.ndarray]:
     """(X (n, 3): own score, other score, own team deals; y (n,): ``team`` won) over the hand starts of
     ``games`` finished games (:class:`~training.collect.Collector`)."""
-    from smear_env.agents.registry import rollout_players
 
     xs: list[tuple[int, int, int]] = []
     ys: list[int] = []
@@ -84,7 +85,6 @@ def collect_shards(team: str, opponent: str, games: int, seed: int, rules: Smear
     ``workers`` processes; the rows in share order, the same for any ``workers``."""
     if shards < 1 or workers < 1:
         raise ValueError(f"shards and workers must be >= 1, not {shards} and {workers}")
-    from smear_env.evaluation.batched import even_shares, worker_pool
 
     plan = zip(even_shares(games, shards), shard_seeds(seed, shards), strict=True)
     jobs = [(team, opponent, n, s, rules) for n, s in plan if n > 0]

@@ -45,8 +45,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..config import SmearRules
+from ..observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, decode_batch, suit_orders
 from .base import Agent, has_view_fast_path
-from .slots import _check_start, _slot_int, _SlotTable, check_batch, no_legal_error
+from .checkpoint import NumpyPolicy, check_finite_logits, load_agent
+from .slots import SlotTable, check_batch, check_slot, check_start, no_legal_error
 
 __all__ = [
     "BatchedAgent",
@@ -116,12 +118,12 @@ class BatchedRandomAgent:
 
     def __init__(self, name: str = "random") -> None:
         self.name = name
-        self._rngs = _SlotTable(name)
+        self._rngs = SlotTable(name)
         # slot -> (next_uint32, its argument) of the slot generator's bit generator
         self._draw: dict[int, tuple[Callable[[Any], int], Any]] = {}
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        _check_start(self.name, seat, rules, rng)
+        check_start(self.name, seat, rules, rng)
         self._rngs.set(slot, rng)  # keeps the generator (and the state the ctypes pointer names) alive
         try:
             c = rng.bit_generator.ctypes
@@ -184,7 +186,6 @@ def _suit_weights(pol: Any, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     network reads rows in their original column order and answers in the original action order: ``x @
     W1.T`` equals the canonical ``(x[:, SUIT_OBS_SOURCE[q]] * scale) @ W1.T`` (the observation scale folded
     in), and the head's rows follow ``SUIT_ACTION_TARGET[q]``. Made once per policy and order."""
-    from ..observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE
 
     cache = pol.__dict__.setdefault("_suit_weight_cache", {})
     got = cache.get(q)
@@ -207,8 +208,6 @@ def batch_forward(pol: Any, obs: np.ndarray) -> np.ndarray:
     another order than the one-row :meth:`~smear_env.agents.checkpoint.NumpyPolicy.logits`, so outputs
     differ from it in the last bits (the batched players recompute near-ties alone). Non-finite outputs
     raise :class:`~smear_env.agents.checkpoint.CheckpointError` as ``pol.logits`` does."""
-    from ..observation import suit_orders
-    from .checkpoint import check_finite_logits
 
     x = obs if obs.dtype == np.float32 else obs.astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, once, by value
@@ -275,7 +274,7 @@ class BatchedCheckpointAgent:
         """Whether it draws from its slots' generators (only when sampling)."""
         self.rows_recomputed = 0
         """Greedy rows recomputed alone because their two best legal logits were within the tolerance."""
-        self._rngs = _SlotTable(name)
+        self._rngs = SlotTable(name)
 
     @classmethod
     def from_checkpoint(cls, path: str, rules: SmearRules | None = None, name: str | None = None,
@@ -284,7 +283,6 @@ class BatchedCheckpointAgent:
         """Load a checkpoint file (checked against ``rules`` as
         :func:`~smear_env.agents.checkpoint.load_agent` does; ``corrections=False``: its policy network
         without its advantage corrections)."""
-        from .checkpoint import load_agent
 
         agent = load_agent(path, rules, greedy=greedy, temperature=temperature, corrections=corrections)
         return cls(agent.policy, name if name is not None else str(path), agent.meta, greedy=greedy,
@@ -299,14 +297,13 @@ class BatchedCheckpointAgent:
         (``hidden_sizes``, ``activation``, ``suit_canonical``), exactly what
         :class:`~smear_env.agents.checkpoint.NumpyPolicy` takes. The arrays are copied, so later training
         steps do not change the snapshot."""
-        from .checkpoint import NumpyPolicy
 
         frozen = {k: np.array(v, copy=True) for k, v in weights.items()}
         policy = NumpyPolicy(frozen, network, where=f"snapshot {name!r}")
         return cls(policy, name, {"network": network}, greedy=greedy, temperature=temperature)
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        _check_start(self.name, seat, rules, rng)
+        check_start(self.name, seat, rules, rng)
         self._rngs.set(slot, rng)
 
     def _batch_logits(self, obs: np.ndarray) -> np.ndarray:
@@ -336,7 +333,6 @@ class BatchedCheckpointAgent:
         self._rngs.codes(slots)  # every slot has started a game
         if not self.greedy:
             return self._sample(obs, mask, slots)
-        from .checkpoint import NumpyPolicy
 
         batched = isinstance(self.policy, NumpyPolicy)
         logits = self._batch_logits(obs) if batched else self.policy.logits(obs, mask)
@@ -394,7 +390,7 @@ class PerSlotAgent:
         self.name = name
         self._factory = factory
         self._spare = spare  # an agent already built (e.g. to check a spec), used for the first slot
-        self._agents = _SlotTable(name)
+        self._agents = SlotTable(name)
         self._closed = False
 
     @property
@@ -403,10 +399,10 @@ class PerSlotAgent:
         return dict(self._agents.values)
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        _check_start(self.name, seat, rules, rng)
+        check_start(self.name, seat, rules, rng)
         if self._closed:
             raise ValueError(f"agent {self.name!r} is closed")
-        slot = _slot_int(self.name, slot)
+        slot = check_slot(self.name, slot)
         agent = self._agents.values.get(slot)
         if agent is None:
             if self._spare is not None:
@@ -421,8 +417,6 @@ class PerSlotAgent:
         agents = [self._agents.get(s) for s in slots.tolist()]
         views = None
         if any(has_view_fast_path(a) for a in agents):
-            from ..observation import decode_batch
-
             views = decode_batch(obs, mask)
         out = np.empty(len(agents), dtype=np.int64)
         for i, agent in enumerate(agents):

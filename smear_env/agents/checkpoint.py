@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from safetensors import safe_open
 
 from ..actions import NUM_ACTIONS, short_repr
 from ..config import SmearRules
@@ -69,7 +70,6 @@ class CheckpointError(ValueError):
 # --------------------------------------------------------------------------------------------- read
 def read_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """(tensors as numpy arrays, metadata); a missing, corrupt or foreign file raises CheckpointError."""
-    from safetensors import safe_open
 
     path = Path(path)
     if path.is_dir():

@@ -57,6 +57,7 @@ from ..cards import (
 )
 from ..config import HIGH_LOW_ACE_SEVEN, SmearRules
 from ..infoset import PlayerView
+from ..observation import decode
 from ..rules import RANK_GAME_VALUE, TRICK_KEYS, trick_winner
 
 # The three other players hold 18 of the 26 cards an observer has not seen at the deal; the partner 6,
@@ -67,10 +68,10 @@ _P_PARTNER = 6.0 / _UNSEEN
 # Bid floor(estimate - margin). The estimate is conservative (it ignores most of what the partner
 # brings); a negative margin was tuned by duplicate self-play at default rules, 400 games each:
 # -0.5 beat +0.15 88%, -0.8 beat -0.5 73%, -1.0 beat -0.8 57%, -1.25 lost to -1.0 (45%).
-_BID_MARGIN = -1.0
-_MIN_ESTIMATE = 1.5  # never bid (unless stuck) on a raw estimate below this
-_STUCK_EXTRA = 0.5  # R8 dealer_must_bid: a stuck dealer is more conservative by this much
-_JACK_WEIGHT = 15.0  # the jack of trump is a whole point: worth more than one ten of Game
+HEURISTIC_BID_MARGIN = -1.0
+MIN_BID_ESTIMATE = 1.5  # never bid (unless stuck) on a raw estimate below this
+STUCK_DEALER_MARGIN = 0.5  # R8 dealer_must_bid: a stuck dealer is more conservative by this much
+JACK_WEIGHT = 15.0  # the jack of trump is a whole point: worth more than one ten of Game
 
 
 def _rank_bits(hand: int, suit: int) -> int:
@@ -153,8 +154,8 @@ class HeuristicAgent:
     def __init__(
         self,
         rules: SmearRules | None = None,
-        bid_margin: float = _BID_MARGIN,
-        min_estimate: float = _MIN_ESTIMATE,
+        bid_margin: float = HEURISTIC_BID_MARGIN,
+        min_estimate: float = MIN_BID_ESTIMATE,
     ) -> None:
         self.rules = rules if rules is not None else SmearRules()
         self.bid_margin = float(bid_margin)
@@ -169,8 +170,6 @@ class HeuristicAgent:
 
     # ------------------------------------------------------------------ entry points
     def act(self, observation: dict[str, Any]) -> int:
-        from ..observation import decode  # lazy: the encoder module is optional for act_view users
-
         mask = np.asarray(observation["action_mask"])
         view = decode(observation["observation"], mask)
         legal = tuple(int(a) for a in np.flatnonzero(mask))
@@ -206,7 +205,7 @@ class HeuristicAgent:
         est, _ = best_suit(view.hand, rules, kitty_cards=rules.kitty_size)
         high = max((b for b in view.bids if b), default=0)
         stuck = PASS_ACTION not in legal  # R8 dealer_must_bid: the dealer may not pass
-        margin = self.bid_margin + (_STUCK_EXTRA if stuck else 0.0)
+        margin = self.bid_margin + (STUCK_DEALER_MARGIN if stuck else 0.0)
         want = min(MAX_BID, int(np.floor(est - margin)))
         partner_high = high > 0 and view.bids[2] == high
         if est < self.min_estimate or (partner_high and est - margin < high + 1.5):
@@ -317,7 +316,7 @@ class HeuristicAgent:
         jack_card = trump * 8 + RANK_JACK if trump >= 0 else -1
         trick_value = sum(RANK_GAME_VALUE[c & 7] for c in trick)
         if jack_card in trick:
-            trick_value += _JACK_WEIGHT
+            trick_value += JACK_WEIGHT
 
         def throw(c: int) -> float:
             return self._throw_cost(c, trump, hand, outstanding)
@@ -354,7 +353,7 @@ class HeuristicAgent:
                 # take the trick with a ten / the jack of our own when that is safe (R15, R16)
                 pts = [c for c in pool if (c & 7) == RANK_10 or c == jack_card]
                 if pts:
-                    return max(pts, key=lambda c: _JACK_WEIGHT if c == jack_card else RANK_GAME_VALUE[c & 7])
+                    return max(pts, key=lambda c: JACK_WEIGHT if c == jack_card else RANK_GAME_VALUE[c & 7])
                 non_trump = [c for c in pool if c >> 3 != trump]
                 if non_trump:
                     return min(non_trump, key=throw)
@@ -374,7 +373,7 @@ class HeuristicAgent:
         value = float(RANK_GAME_VALUE[r])
         if s == trump:
             if r == RANK_JACK:
-                return _JACK_WEIGHT
+                return JACK_WEIGHT
             if r == RANK_10:
                 return 10.0
             return -5.0  # keep other trumps

@@ -47,15 +47,15 @@ from ..observation import (
 )
 from ..rules import CARD_GAME_POINTS, cards_beating, suit_mask, trick_key
 from .heuristic import (
-    _BID_MARGIN,
-    _JACK_WEIGHT,
-    _MIN_ESTIMATE,
-    _STUCK_EXTRA,
+    HEURISTIC_BID_MARGIN,
+    JACK_WEIGHT,
+    MIN_BID_ESTIMATE,
+    STUCK_DEALER_MARGIN,
     HeuristicAgent,
     keep_value,
     suit_estimate,
 )
-from .slots import _check_start, _SlotTable, check_batch, mask_words, no_legal_error
+from .slots import SlotTable, check_batch, check_start, mask_words, no_legal_error
 
 __all__ = ["BatchedHeuristicAgent"]
 
@@ -250,15 +250,15 @@ class BatchedHeuristicAgent:
     """It never draws from the generators its slots get in ``start_game``."""
 
     def __init__(self, rules: SmearRules | None = None, name: str = "heuristic",
-                 bid_margin: float = _BID_MARGIN, min_estimate: float = _MIN_ESTIMATE) -> None:
+                 bid_margin: float = HEURISTIC_BID_MARGIN, min_estimate: float = MIN_BID_ESTIMATE) -> None:
         self.name = name
         self.rules = rules if rules is not None else SmearRules()
         self.bid_margin = float(bid_margin)
         self.min_estimate = float(min_estimate)
-        self._slots = _SlotTable(name)
+        self._slots = SlotTable(name)
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        _check_start(self.name, seat, rules, rng)
+        check_start(self.name, seat, rules, rng)
         code = _rules_code(rules)
         _estimates(code)  # build the tables now, not in the middle of a batch
         self._slots.set(slot, code, code)
@@ -333,7 +333,7 @@ class BatchedHeuristicAgent:
         bids = np.where((bids >= 2) & (bids < 8), bids, 0)
         high = bids.max(axis=1)
         stuck = (legal & 1) == 0
-        margin = self.bid_margin + np.where(stuck, _STUCK_EXTRA, 0.0)
+        margin = self.bid_margin + np.where(stuck, STUCK_DEALER_MARGIN, 0.0)
         want = np.minimum(4, np.floor(est - margin)).astype(_I)
         partner_high = (high > 0) & (bids[:, 2] == high)
         want = np.where((est < self.min_estimate) | (partner_high & (est - margin < high + 1.5)), 0, want)
@@ -453,7 +453,7 @@ class BatchedHeuristicAgent:
         jack_card = np.where(has_trump, trump * 8 + RANK_JACK, -1)
         jack_bit = np.where(has_trump, 1 << np.maximum(jack_card, 0), 0)
         jack_in = ((cards == jack_card[:, None]) & present).any(axis=1)
-        trick_value = (_GV[cards] * present).sum(axis=1) + np.where(jack_in, _JACK_WEIGHT, 0.0)
+        trick_value = (_GV[cards] * present).sum(axis=1) + np.where(jack_in, JACK_WEIGHT, 0.0)
         # safe(c): no opponent still to act can beat c. After us only rel seats 1 .. 3 - pos play, so the
         # one opponent who may still act is the left one (rel 1), when pos <= 2.
         opp_after = pos <= 2

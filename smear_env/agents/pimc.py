@@ -12,7 +12,7 @@ difference (own team's score change minus the other team's).
   :func:`smear_env.agents.solver.solve`: exact below the cap, estimated beyond it).
 * Bidding (R6-R8): ``bid_samples`` samples (a fixed count, no time budget: bidding decides most of the
   hand's value), each solved as if it were the bidder: a kitty drawn from the sampled stock (R9), the
-  trump and discards the baseline heuristic would choose (R10, R11; :func:`_heuristic_plan`), then one
+  trump and discards the baseline heuristic would choose (R10, R11; :func:`heuristic_plan`), then one
   solve (cap ``bid_node_cap``) of the whole hand with objective "bidder team's points" -> pB, and pD taken
   as the other points in play. A bid b is worth ``(pB if pB >= b else -b) - pD`` (R17) on average; it bids
   the *highest* legal bid worth more than ``bid_threshold`` (a higher bid also shuts the opponents out of
@@ -57,6 +57,7 @@ without the timer.
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -74,8 +75,10 @@ from ..cards import RANK_ACE, RANK_JACK, SUIT_MASKS, cards_of
 from ..config import SmearRules
 from ..game import BIDDING, DISCARD, PLAY, TRUMP
 from ..infoset import PlayerView, sample_hidden
+from ..observation import decode
 from ..rules import RANK_GAME_VALUE, contract_change, contract_made, discard_pool, points_out_of_play
-from .solver import SolverState, _reps, solve, solve_all_moves
+from .heuristic import HeuristicAgent, best_suit
+from .solver import SolverState, rank_representatives, solve, solve_all_moves
 
 # Defaults (see benchmarks/pimc_speed.py for the per-decision times they give): samples per card-play /
 # trump decision, samples per bid decision, node cap per root card of each solve; no wall-time budget
@@ -109,12 +112,9 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _heuristic_plan(hand: int, rules: SmearRules, suits: list[int]) -> tuple[int, int]:
+def heuristic_plan(hand: int, rules: SmearRules, suits: list[int]) -> tuple[int, int]:
     """The baseline heuristic's (trump, discard set) for ``hand`` (R10, R11): a candidate of the sampled
     trump/discard evaluation."""
-    from types import SimpleNamespace
-
-    from .heuristic import HeuristicAgent, best_suit
 
     _, trump = best_suit(hand, rules, 0, tuple(suits))
     h = HeuristicAgent(rules)
@@ -145,13 +145,13 @@ def _one_class(view: PlayerView, cards: list[int]) -> int | None:
     mine = 0
     for c in cards:
         mine |= 1 << (c & 7)
-    reps, _ = _reps(alive >> (8 * suit) & 0xFF, mine, 1)
+    reps, _ = rank_representatives(alive >> (8 * suit) & 0xFF, mine, 1)
     if reps & (reps - 1):
         return None
     return suit * 8 + reps.bit_length() - 1
 
 
-def _bidder_points(pb: int, pd: int) -> float:
+def bidder_points(pb: int, pd: int) -> float:
     """Objective for bid estimates: the bidder team's points (its opponents minimise them)."""
     return pb
 
@@ -279,7 +279,6 @@ class PimcAgent:
         self.switch_frac = float(switch_frac)
         self.bid_mode = bid_mode
         self.trump_margin = None if trump_margin is None else float(trump_margin)
-        from .heuristic import HeuristicAgent
 
         self._heur = HeuristicAgent(self.rules)  # the default policy the search corrects
         self._plan = 0
@@ -295,8 +294,6 @@ class PimcAgent:
 
     # ------------------------------------------------------------------ the protocol
     def act(self, observation: dict[str, Any]) -> int:
-        from ..observation import decode
-
         mask = np.asarray(observation["action_mask"])
         legal = [int(a) for a in np.flatnonzero(mask)]
         if not legal:
@@ -428,7 +425,7 @@ class PimcAgent:
             hand = view.hand | kitty
             suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
             if k and self.heuristic_candidate:
-                trump, disc = _heuristic_plan(hand, self.rules, suits)
+                trump, disc = heuristic_plan(hand, self.rules, suits)
                 hand &= ~disc
             elif k:
                 trump = max(suits, key=lambda s: (trump_strength(hand, s), -s))
@@ -437,7 +434,7 @@ class PimcAgent:
             else:
                 trump, disc = -1, 0  # R10, kitty 0: the solver picks the lead that names trump
             hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
-            pb = int(solve(self._first_lead_state(hands, trump, MAX_BID, disc), _bidder_points,
+            pb = int(solve(self._first_lead_state(hands, trump, MAX_BID, disc), bidder_points,
                            node_cap=self.bid_node_cap))
             # pD: the other points in play (an approximation), less those no card in play can win
             in_play = hands[0] | hands[1] | hands[2] | hands[3]
@@ -470,7 +467,7 @@ class PimcAgent:
         suits = sorted((a - TRUMP_ACTION_BASE for a in legal), key=lambda s: (-trump_strength(hand, s), s))
         cands: list[tuple[int, int]] = []
         if self.heuristic_candidate:
-            cands.append(_heuristic_plan(hand, self.rules, suits))
+            cands.append(heuristic_plan(hand, self.rules, suits))
         for s in suits[: max(1, self.trump_candidates)]:
             for disc in (greedy_discards(hand, s, k), lowest_discards(hand, s, k)):
                 if (s, disc) not in cands:

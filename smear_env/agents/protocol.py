@@ -39,7 +39,9 @@ import numpy as np
 from ..actions import action_name
 from ..config import SmearRules
 from ..infoset import PlayerView
+from ..observation import decode
 from ..seat_view import absolute_view, seat_view
+from .specs import parse_key_values
 from .supervisor import CLOSE_GRACE, MAX_LINE, BotIOError, BotProcess, close_all, describe_status
 
 PROTOCOL = "smear-bot/1"
@@ -87,7 +89,6 @@ def parse_cmd_spec(spec: str) -> tuple[list[str], dict[str, Any]]:
     """``"cmd[timeout=5]:python bot.py"`` -> (``["python", "bot.py"]``, ``{"timeout": 5.0}``); ValueError
     on anything malformed (an unknown option, a timeout out of range, an empty command, a program not
     found)."""
-    from .specs import parse_key_values
 
     text = spec.strip()
     if not text.startswith("cmd"):
@@ -269,8 +270,6 @@ class ProtocolAgent:
                         "seed": int(rng.integers(2**63))})
 
     def act(self, observation: dict[str, Any]) -> int:
-        from ..observation import decode
-
         return self.act_view(decode(observation["observation"], np.asarray(observation["action_mask"])))
 
     def act_view(self, view: PlayerView) -> int:

@@ -37,19 +37,28 @@ for many seats) and :func:`smear_env.agents.batched.can_vectorise` says which on
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
+import warnings
 from typing import Any
 
 import numpy as np
 
+from ..actions import short_repr
 from ..config import SmearRules
 from .base import Agent, RandomAgent
 from .batched import BatchedAgent, BatchedCheckpointAgent, BatchedRandomAgent, OneSeatAgent, PerSlotAgent
+from .checkpoint import load_agent
 from .composite import CompositeAgent, parse_split_spec
+from .fixed import PasserAgent
+from .heuristic import HeuristicAgent
+from .heuristic_batched import BatchedHeuristicAgent
+from .pimc import PimcAgent
 from .rollout import ROLLOUT_OPTIONS, ROLLOUT_PREFIX, RolloutAgent
 from .shipped import SHIPPED_AGENTS, shipped_path
 from .specs import parse_key_values, shown_spec
+from .winprob import load_winprob
 
 BUILTIN_NAMES = ("random", "heuristic", "pimc")
 CHECKPOINT_SUFFIX = ".safetensors"
@@ -69,7 +78,7 @@ def _valid_specs() -> str:
     )
 
 
-def parse_options(spec: str, text: str) -> dict[str, Any]:
+def parse_agent_options(spec: str, text: str) -> dict[str, Any]:
     """``"samples=16,budget_ms=80"`` -> ``{"samples": 16, "budget_ms": 80}``; malformed -> ValueError."""
     return parse_key_values(spec, text, _valid_specs())
 
@@ -93,7 +102,6 @@ def check_options(spec: str, cls: type, options: dict[str, Any]) -> None:
     """Every option of ``spec`` names a keyword parameter of ``cls`` (other than ``rules``; any name when it
     takes ``**options``) and has a value of its type; else ``ValueError`` naming the option and the valid
     ones (or the expected type)."""
-    import inspect
 
     sig = inspect.signature(cls).parameters
     params = {k: p for k, p in sig.items()
@@ -132,8 +140,6 @@ def check_commands_allowed(specs: Any, allow_commands: bool, origin: str = "this
         return
     for spec in specs:
         if is_command_spec(spec):
-            from ..actions import short_repr
-
             raise CommandNotAllowed(
                 f"agent spec {short_repr(spec.strip())} from {origin} runs a program; programs from a "
                 f"file or the network run only with your consent: {how} if you trust it"
@@ -145,8 +151,6 @@ def is_checkpoint_spec(spec: str) -> bool:
 
 
 def _load_checkpoint(path: str, rules: SmearRules) -> Agent:
-    from .checkpoint import load_agent  # lazy: reads safetensors, plays with numpy (no torch)
-
     return load_agent(path, rules)
 
 
@@ -164,6 +168,7 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
     base, _, opts = text.partition(":")
     agent: Any
     if text.startswith(("cmd:", "cmd[")):
+        # lazy: protocol imports serve, which imports this module (a known cycle, .importlinter)
         from .protocol import ProtocolAgent
 
         return ProtocolAgent.from_spec(text)  # named by its spec
@@ -171,16 +176,11 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
         if base == "random":
             agent = RandomAgent()
         else:
-            from .heuristic import HeuristicAgent
-
             agent = HeuristicAgent(rules)
     elif base == "passer" and not opts:
-        from .fixed import PasserAgent
-
         agent = PasserAgent()
     elif base == "pimc":
-        options = parse_options(spec, opts)
-        from .pimc import PimcAgent  # lazy: may be heavy
+        options = parse_agent_options(spec, opts)
 
         check_options(spec, PimcAgent, options)
         try:
@@ -196,7 +196,7 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
             raise ValueError(f"bad agent spec {spec!r}: OpenSpiel is not installed ({e.msg}); "
                              "pip install 'smear-rl[openspiel]'") from None
 
-        agent = agent_from_spec(spec, rules, opts, parse_options)
+        agent = agent_from_spec(spec, rules, opts, parse_agent_options)
     elif base in SHIPPED_AGENTS:
         if opts:
             raise ValueError(
@@ -220,7 +220,7 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
     return agent
 
 
-__all__ = ["BUILTIN_NAMES", "check_options", "is_checkpoint_spec", "make_agent", "parse_options"]
+__all__ = ["BUILTIN_NAMES", "check_options", "is_checkpoint_spec", "make_agent", "parse_agent_options"]
 
 
 # ------------------------------------------------------------------ batched agents and the search specs
@@ -276,8 +276,6 @@ def make_batched_agent(spec: str, rules: SmearRules | None = None) -> BatchedAge
     if kind == "random":
         return BatchedRandomAgent(name=text)
     if kind == "heuristic":
-        from .heuristic_batched import BatchedHeuristicAgent
-
         return BatchedHeuristicAgent(rules, name=text)
     if kind == "checkpoint":
         if text in SHIPPED_AGENTS:
@@ -319,8 +317,6 @@ def rollout_from_spec(spec: str, rules: SmearRules | None = None) -> RolloutAgen
     objective = None
     try:
         if "winprob" in options:
-            from .winprob import load_winprob
-
             objective = load_winprob(str(options["winprob"]), rules)
     except ValueError as e:
         raise ValueError(f"bad rollout spec {spec!r}: {e}") from None
@@ -379,3 +375,12 @@ def composite_from_spec(spec: str, rules: SmearRules | None = None) -> Any:
     """:func:`make_composite` of a ``split:bid=...,play=...`` spec."""
     bid, play = parse_split_spec(spec)
     return make_composite(bid, play, rules, name=spec)
+
+
+def __getattr__(name: str) -> Any:
+    """Deprecated names of this module (removed in the next minor version), with a DeprecationWarning."""
+    if name == "parse_options":
+        warnings.warn(f"{__name__}.parse_options is deprecated; use parse_agent_options",
+                      DeprecationWarning, stacklevel=2)
+        return parse_agent_options
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

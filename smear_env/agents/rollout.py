@@ -37,7 +37,7 @@ from ..game import BIDDING, DISCARD, PLAY, TRUMP
 from ..infoset import HiddenDeal, sample_hidden_many
 from ..observation import PHASE, decode_batch
 from ..vector import VectorGame
-from .slots import _check_start, _SlotTable, check_batch
+from .slots import SlotTable, check_batch, check_start
 
 __all__ = ["PHASES", "ROLLOUT_OPTIONS", "ROLLOUT_PREFIX", "RolloutAgent", "play_out", "rollout_values",
            "team_actions", "true_deal", "values_in_deals"]
@@ -223,7 +223,7 @@ class RolloutAgent:
         self._codes = np.array([PHASES[p] for p in self.phases])
         self.team = team if team is not None else base
         self.opponent = opponent if opponent is not None else self.team
-        self._rngs = _SlotTable(name)
+        self._rngs = SlotTable(name)
         self.searched = 0
         """Decisions decided by rollouts so far."""
         self.changed = 0
@@ -234,7 +234,7 @@ class RolloutAgent:
         ``q`` values (``-inf`` where illegal or not searched)."""
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
-        _check_start(self.name, seat, rules, rng)
+        check_start(self.name, seat, rules, rng)
         if rules != self.rules:
             raise ValueError(f"agent {self.name!r} was built for other rules than this game's")
         self.base.start_game(slot, seat, rules, rng)

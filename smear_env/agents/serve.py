@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,6 @@ def serve_agent(spec: str, stdin: Any = None, stdout: Any = None) -> None:
     :class:`~smear_env.infoset.PlayerView` (:func:`~smear_env.seat_view.view_from_json`) and given to the
     agent exactly as an in-process game gives it, so ``cmd:python -m smear_env.agents.protocol heuristic``
     plays exactly as ``heuristic`` does."""
-    import sys
 
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
@@ -59,7 +59,6 @@ def serve_agent(spec: str, stdin: Any = None, stdout: Any = None) -> None:
 
 def main(argv: list[str]) -> None:
     """``python -m smear_env.agents.serve AGENT_SPEC``."""
-    import sys
 
     if len(argv) != 1:
         sys.exit("usage: python -m smear_env.agents.protocol AGENT_SPEC  (a smear-bot/1 bot on stdin/stdout)")

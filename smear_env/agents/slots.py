@@ -54,7 +54,7 @@ def mask_words(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return words[:, 0], words[:, 1]
 
 
-class _SlotTable:
+class SlotTable:
     """Per-slot values: a dict, plus a dense int array of codes for slots 0 .. 2**22 - 1 so that a batch
     looks its slots up with one indexing operation."""
 
@@ -66,7 +66,7 @@ class _SlotTable:
         self._codes = np.full(0, -1, dtype=np.int64)
 
     def set(self, slot: int, value: Any, code: int = 0) -> None:
-        slot = _slot_int(self.name, slot)
+        slot = check_slot(self.name, slot)
         self.values[slot] = value
         if 0 <= slot < self.DENSE_LIMIT:
             if slot >= self._codes.size:
@@ -98,13 +98,13 @@ class _SlotTable:
         return f"agent {self.name!r}: slot {slot} has not started a game (call start_game(slot, ...) first)"
 
 
-def _slot_int(name: str, slot: Any) -> int:
+def check_slot(name: str, slot: Any) -> int:
     if isinstance(slot, bool) or not isinstance(slot, int | np.integer):
         raise ValueError(f"agent {name!r}: slot must be an integer, not {slot!r}")
     return int(slot)
 
 
-def _check_start(name: str, seat: Any, rules: Any, rng: Any) -> None:
+def check_start(name: str, seat: Any, rules: Any, rng: Any) -> None:
     if isinstance(seat, bool) or not isinstance(seat, int | np.integer) or not 0 <= seat <= 3:
         raise ValueError(f"agent {name!r}: seat must be 0, 1, 2 or 3, not {seat!r}")
     if not isinstance(rules, SmearRules):

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from ..cards import RANK_JACK, SUIT_MASKS, cards_of
 from ..config import SmearRules
+from ..game import PLAY
 from ..rules import (
     CARD_GAME_POINTS,
     TRICK_KEYS,
@@ -105,7 +106,6 @@ class SolverState:
     def from_game(cls, game, hands: tuple[int, int, int, int] | None = None, discards: int | None = None
                   ) -> SolverState:
         """The position of a :class:`~smear_env.game.Game` in the PLAY phase (optionally with other hands)."""
-        from ..game import PLAY
 
         if game.phase != PLAY:
             raise ValueError(f"the solver needs a game in phase PLAY, not {game.phase!r}")
@@ -144,7 +144,7 @@ def _legal(state: SolverState, trump: int) -> int:
 _REPS: dict[int, tuple[int, tuple[int, ...]]] = {}
 
 
-def _reps(alive: int, mine: int, mode: int) -> tuple[int, tuple[int, ...]]:
+def rank_representatives(alive: int, mine: int, mode: int) -> tuple[int, tuple[int, ...]]:
     """Representatives among ``mine`` (8-bit rank mask within one suit, subset of ``alive``) and, per rank
     in ``mine``, the rank of its representative. ``mode`` 0: all ranks one class; 1: card-point classes
     (7/8/9 merge); 2: one class except the jack."""
@@ -227,7 +227,7 @@ class _Search:
         jbit = jack_bit(trump)
         gp = game_points
         gv = CARD_GAME_POINTS
-        reps_fn = _reps
+        reps_fn = rank_representatives
         reps_cache = _REPS
         inf = _INF
         me = self
@@ -524,7 +524,7 @@ def _root_values(state: SolverState, value_fn: ValueFn | None, exact: bool, node
             if not mine:
                 continue
             mode = 1 if pm else (2 if s == trump and jack == JACK_OPEN else 0)
-            _, rmap = _reps(alive >> (8 * s) & 0xFF, mine, mode)
+            _, rmap = rank_representatives(alive >> (8 * s) & 0xFF, mine, mode)
             for r in range(8):
                 if mine >> r & 1:
                     rep_of[8 * s + r] = 8 * s + rmap[r]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..actions import short_repr
+
 __all__ = ["MAX_VALUE_CHARS", "parse_key_values", "parse_value", "shown_spec"]
 
 MAX_VALUE_CHARS = 4096
@@ -14,7 +16,6 @@ MAX_VALUE_CHARS = 4096
 
 def shown_spec(spec: str) -> str:
     """``repr(spec)`` cut to about 120 characters, for error messages."""
-    from ..actions import short_repr
 
     return short_repr(spec, 120)
 

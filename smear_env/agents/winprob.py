@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..config import SmearRules
+from .checkpoint import CheckpointError, mlp_layers, read_model_file
+
 __all__ = ["KIND", "WinProbability", "load_winprob"]
 
 KIND = "winprob"
@@ -35,7 +38,6 @@ class WinProbability:
                  where: str = "win-probability model") -> None:
         """``weights``: ``winprob.<i>.weight`` / ``.bias`` per layer (tanh between layers, one output logit);
         ``network``: ``hidden_sizes``."""
-        from .checkpoint import mlp_layers
 
         self.network = network
         self.target = float(target_score)
@@ -69,8 +71,6 @@ def load_winprob(path: str | Path, rules: Any = None) -> WinProbability:
     """A :class:`WinProbability` from a file written by ``python -m training.winprob``, checked like a
     policy checkpoint (environment version, rules when given); another kind of file is a
     :class:`~smear_env.agents.checkpoint.CheckpointError` that says so."""
-    from ..config import SmearRules
-    from .checkpoint import CheckpointError, read_model_file
 
     weights, meta = read_model_file(path, KIND, "a win-probability model", rules)
     target = SmearRules.with_defaults(meta.get("rules") or {})["target_score"]

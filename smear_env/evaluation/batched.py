@@ -35,6 +35,7 @@ from ..config import SmearRules
 from ..game import POINT_NAMES
 from ..table import TableOptions
 from ..vector import deck_of
+from .pairs import DealSequence, agent_rng
 from .results import GameStats
 
 DEFAULT_LANES = 1024
@@ -81,7 +82,7 @@ def blas_threads(n: int | None) -> Iterator[None]:
         yield
         return
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-not-found]
+        from threadpoolctl import threadpool_limits  # type: ignore[import-not-found]  # lazy: optional
     except ImportError:
         threadpool_limits = None
     if threadpool_limits is not None:
@@ -163,8 +164,6 @@ class _DuplicateDeals:
     the next game ``k`` of the queue (pair ``first_pair + k // 2``, game ``k % 2``)."""
 
     def __init__(self, seed: int, first_pair: int, n_games: int, n_lanes: int) -> None:
-        from .pairs import DealSequence
-
         self._sequence = DealSequence
         self.seed = seed
         self.first_pair = first_pair
@@ -230,7 +229,7 @@ def play_pairs(
 ) -> tuple[list[list[GameStats]], list[dict[str, Any]] | None]:
     """Play pairs ``first_pair .. first_pair + n_pairs - 1`` on one batched table of up to ``lanes`` lanes;
     returns ``(per pair [stats of game 0, game 1], records in pair order or None)``, what the reference
-    ``_PairRunner.run`` gives pair by pair. ``on_pair(p)`` is told when a pair's two games are done
+    ``PairRunner.run`` gives pair by pair. ``on_pair(p)`` is told when a pair's two games are done
     (pairs finish in any order). ``players``: the two batched agents, already built (else built from the
     specs; they are closed at the end only then). ``emit((stats, records))``: called for each pair in pair
     order as soon as it and every pair before it are done (what the reference scheduler's ``take`` gets),
@@ -250,7 +249,6 @@ def play_pairs(
     recs: dict[int, dict[str, Any]] = {}
     pair_done = np.zeros(n_pairs, dtype=np.int8)
     emitted = [0]  # pairs passed to emit
-    from .pairs import agent_rng
 
     def on_new_games(table: BatchedTable, idx: np.ndarray) -> None:
         k = source.dealt[idx]

@@ -9,18 +9,37 @@ path, Ctrl-C) end with one ``smear-eval: error: ...`` line, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import shlex
+import signal
 import sys
+import tempfile
+import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..game import POINT_NAMES
-from ..table import add_rule_arguments, rules_from_args
-from .duplicate import BACKENDS, DEFAULT_GAMES, DEFAULT_MAX_HANDS, ENGINES, run_match, run_tournament
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
-MAX_GAMES = 10_000_000
-"""The most games ``--games`` accepts per matchup (days of play; each game keeps a few numbers)."""
+from ..actions import short_repr
+from ..agents.protocol import BotError
+from ..agents.registry import make_agent
+from ..agents.shipped import SHIPPED_AGENTS, shipped_path
+from ..game import POINT_NAMES
+from ..table import add_rule_arguments, check_run_arguments, rules_from_args
+from .duplicate import (
+    BACKENDS,
+    DEFAULT_GAMES,
+    DEFAULT_MAX_HANDS,
+    ENGINES,
+    MAX_GAMES,
+    run_match,
+    run_tournament,
+)
+
 MAX_WORKERS = 1024
 """The most worker processes ``--workers`` accepts."""
 
@@ -34,8 +53,6 @@ def _f(x: float | None, nd: int = 2) -> str:
 
 
 def match_table(s: dict[str, Any]) -> Any:
-    from rich.table import Table
-
     a, b = s["teams"]["a"], s["teams"]["b"]
     lo, hi = s["win_rate_a_ci95"]
     mlo, mhi = s["margin_per_hand_a_ci95"]
@@ -66,8 +83,6 @@ def match_table(s: dict[str, Any]) -> Any:
 
 
 def ratings_table(s: dict[str, Any]) -> Any:
-    from rich.table import Table
-
     t = Table(title=f"ratings (Bradley-Terry, Elo scale, {s['anchor']} = 0)")
     t.add_column("rank", justify="right")
     t.add_column("agent")
@@ -79,8 +94,6 @@ def ratings_table(s: dict[str, Any]) -> Any:
 
 
 def pairwise_table(s: dict[str, Any]) -> Any:
-    from rich.table import Table
-
     players = s["players"]
     t = Table(title="win rate of row vs column (duplicate)")
     t.add_column("")
@@ -97,8 +110,6 @@ def pairwise_table(s: dict[str, Any]) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..agents.shipped import SHIPPED_AGENTS
-
     ap = argparse.ArgumentParser(
         prog="smear-eval",
         description="Duplicate evaluation of two Smear teams (or a tournament of several). An agent is "
@@ -138,8 +149,6 @@ def _interrupt(signum: int, frame: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``smear-eval``; returns the exit status. Ctrl-C and SIGTERM, at any point, end with one line
     (status 130); a closed stdout (``smear-eval ... --json | head -1``) ends quietly with status 141."""
-    import signal
-    import threading
 
     old = {}
     if threading.current_thread() is threading.main_thread():
@@ -164,11 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _spec_files(spec: str) -> list[str]:
     """The files an agent spec reads: a checkpoint path, a shipped agent's file, the files named on a
     ``cmd:`` bot's command line."""
-    from ..agents.shipped import SHIPPED_AGENTS, shipped_path
 
     spec = spec.strip()
     if spec.startswith("cmd"):  # a bot: its program and script files
-        import shlex
 
         try:
             words = shlex.split(spec.partition(":")[2])
@@ -206,7 +213,6 @@ class RecordsFile:
         if os.path.exists(target) and not os.path.isfile(target):
             self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115
             return
-        import tempfile
 
         fd, self.tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp",
                                         dir=os.path.dirname(target) or ".")
@@ -243,22 +249,13 @@ def _main(argv: Sequence[str] | None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     rules = rules_from_args(args, ap)
-    from ..actions import short_repr
-    from ..seeding import SEED_LIMIT
-    from ..vector import MAX_HANDS_LIMIT
-
     if not 2 <= args.games <= MAX_GAMES or args.games % 2:
         ap.error(f"--games must be an even number from 2 to {MAX_GAMES:,} (duplicate pairs), not "
                  f"{short_repr(args.games)}")
     if not 1 <= args.workers <= MAX_WORKERS:
         ap.error(f"--workers must be from 1 to {MAX_WORKERS}, not {short_repr(args.workers)}")
-    if not 1 <= args.max_hands < MAX_HANDS_LIMIT:
-        ap.error(f"--max-hands must be from 1 to {MAX_HANDS_LIMIT - 1:,}, not {short_repr(args.max_hands)}")
-    if not 0 <= args.seed < SEED_LIMIT:
-        ap.error(f"--seed must be an integer 0 <= seed < 2**64, not {short_repr(args.seed)}")
+    check_run_arguments(args, ap)
     if args.backend == "ray":
-        import importlib.util
-
         if importlib.util.find_spec("ray") is None:
             ap.error('--backend ray needs ray: pip install -c constraints/rllib.txt "smear-rl[rllib]"')
         if args.engine == "batched":
@@ -284,17 +281,12 @@ def _main(argv: Sequence[str] | None) -> int:
                     ap.error(f"--records {args.records!r} is the checkpoint or program of agent {spec!r}: "
                              "writing the records there would destroy it; pick another file")
     # check the specs up front: a clear error instead of a traceback from a worker
-    from ..agents.protocol import BotError
-    from ..agents.registry import make_agent
 
     for spec in args.agents:
         try:
             make_agent(spec, rules)
         except (ValueError, FileNotFoundError) as e:
             ap.error(str(e))
-
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     err = Console(stderr=True)
     n_matches = len(args.agents) * (len(args.agents) - 1) // 2 if tournament else 1

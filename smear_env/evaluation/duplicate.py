@@ -33,21 +33,25 @@ import numpy as np
 from ..agents.base import Agent
 from ..config import SmearRules
 from ..game import NUM_PLAYERS
+from ..seeding import check_seed
 from ..stats import rate_players
+from . import batched, ray_backend
 from .pairs import (
     DealSequence,
+    PairRunner,
     TeamSpec,
-    _check_seed,
-    _PairRunner,
-    _pool_init,
-    _worker_run,
     agent_rng,
+    pair_pool_init,
+    pair_worker_run,
     play_table,
 )
 from .results import TAG_BOOT, GameStats, MatchResult, TournamentResult, aggregate, game_stats
 
 DEFAULT_MAX_HANDS = 200
 DEFAULT_GAMES = 200
+MAX_GAMES = 10_000_000
+"""The most games a command line asks of one matchup (``smear-eval --games``, ``smear-exploit --eval-games`` /
+``--final-games``): days of play; each game keeps a few numbers."""
 BACKENDS = ("local", "ray")
 ENGINES = ("auto", "batched", "reference")
 """``auto``: the batched engine (:mod:`smear_env.evaluation.batched`) when both teams can be vectorised, else
@@ -119,7 +123,7 @@ def run_match(
         raise ValueError(f"workers must be an integer >= 1, not {workers!r}")
     if isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands < 1:
         raise ValueError(f"max_hands must be an integer >= 1, not {max_hands!r}")
-    seed = _check_seed(seed)
+    seed = check_seed(seed, allow_none=False)
     rules = rules if rules is not None else SmearRules()
     n_pairs = games // 2
     want_records = records is not None
@@ -136,7 +140,6 @@ def run_match(
             progress(len(stats))
 
     workers = min(workers, n_pairs)
-    from . import batched
 
     use_batched = engine == "batched" or (
         engine == "auto" and backend == "local" and batched.batchable(team_a) and batched.batchable(team_b))
@@ -144,7 +147,7 @@ def run_match(
         players = (batched.batched_player(team_a, rules), batched.batched_player(team_b, rules))
         name_a, name_b = players[0].name, players[1].name
     else:
-        runner = _PairRunner(team_a, team_b, rules, seed, max_hands, want_records)
+        runner = PairRunner(team_a, team_b, rules, seed, max_hands, want_records)
         name_a, name_b = runner.a[0].name, runner.b[0].name
     try:
         if use_batched:
@@ -158,9 +161,8 @@ def run_match(
                                              workers):
                     take(out)
         elif backend == "ray":
-            from .ray_backend import run_pairs
-
-            for out in run_pairs(team_a, team_b, rules, seed, max_hands, want_records, n_pairs, ray_address):
+            for out in ray_backend.run_pairs(team_a, team_b, rules, seed, max_hands, want_records, n_pairs,
+                                             ray_address):
                 take(out)
         elif workers == 1:
             for p in range(n_pairs):
@@ -169,10 +171,11 @@ def run_match(
             ctx = mp.get_context("spawn")
             chunk = max(1, min(16, n_pairs // (workers * 8)))
             with batched.one_blas_thread():  # single-threaded: terminate()'s SIGTERM runs their handler
-                pool = ctx.Pool(workers, initializer=_pool_init,
+                pool = ctx.Pool(workers, initializer=pair_pool_init,
                                 initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, want_records))
             with pool:  # an error (a bot that fails stops the match) terminates the workers
-                for out in pool.imap(_worker_run, range(n_pairs), chunksize=chunk):  # ordered: deterministic
+                # ordered: deterministic
+                for out in pool.imap(pair_worker_run, range(n_pairs), chunksize=chunk):
                     take(out)
                 pool.close()  # a finished match ends them normally: each closes its bots as it exits
                 pool.join()

@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from ..agents.registry import is_checkpoint_spec
+from ..agents.shipped import SHIPPED_AGENTS, shipped_path
 from ..config import SmearRules
 from ..stats import rate_players
 from .duplicate import run_match
@@ -97,8 +99,6 @@ def player_identity(spec: str) -> str:
     """What a cached match of ``spec`` is keyed by: the spec, plus the SHA-256 of the file for a shipped
     agent or a checkpoint path -- so a retrained ``scratch`` (same name, new weights) plays its matches again
     instead of reusing the old file's results."""
-    from ..agents.registry import is_checkpoint_spec
-    from ..agents.shipped import SHIPPED_AGENTS, shipped_path
 
     path = shipped_path(spec) if spec in SHIPPED_AGENTS else Path(spec) if is_checkpoint_spec(spec) else None
     if path is None or not path.is_file():

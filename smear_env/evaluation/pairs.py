@@ -1,23 +1,29 @@
 """The games of a duplicate pair, shared by every way a match is run (this process, local worker processes,
 Ray tasks, the batched engine): the deal sequence of a pair (:class:`DealSequence`), the agents' generators
 (:func:`agent_rng`), one game on a table (:func:`play_table`) and the pair runner with the worker-process
-functions (:func:`_worker_init` / :func:`_worker_run`) that :mod:`smear_env.evaluation.duplicate` and
+functions (:func:`pair_worker_init` / :func:`pair_worker_run`) that :mod:`smear_env.evaluation.duplicate` and
 :mod:`smear_env.evaluation.ray_backend` hand to their workers. See :mod:`smear_env.evaluation.duplicate` for
 the duplicate format."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import signal
 from collections.abc import Callable, Sequence
+from multiprocessing import util
 from typing import Any
 
 import numpy as np
 
 from ..agents.base import Agent
+from ..agents.protocol import close_agents
+from ..agents.registry import make_agent
+from ..agents.supervisor import close_all
 from ..config import SmearRules
 from ..game import NUM_PLAYERS
 from ..rules import shuffled_deal
+from ..seeding import check_seed
 from ..table import Table, TableOptions, play, start_agents
 from .results import GameStats, game_stats
 
@@ -27,18 +33,12 @@ TeamSpec = str | Callable[[], Agent]
 
 
 # ---------------------------------------------------------------------------- deals
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
-    return int(seed)
-
-
 class DealSequence:
     """The deals of one duplicate pair: first dealer and deal ``i`` from ``(seed, pair)`` only."""
 
     def __init__(self, seed: int, pair: int) -> None:
-        self.seed = _check_seed(seed)
-        self.pair = _check_seed(pair)
+        self.seed = check_seed(seed, allow_none=False)
+        self.pair = check_seed(pair, "pair", allow_none=False)
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, _TAG_DEALER, self.pair]))
         self.first_dealer = int(rng.integers(NUM_PLAYERS))  # R4: uniformly at random
         self._cache: dict[int, tuple[list[list[int]], list[int]]] = {}
@@ -81,15 +81,13 @@ def play_table(
 # ---------------------------------------------------------------------------- duplicate pairs
 def _build(spec: TeamSpec, rules: SmearRules) -> Agent:
     if isinstance(spec, str):
-        from ..agents.registry import make_agent
-
         return make_agent(spec, rules)
     if callable(spec):
         return spec()
     raise TypeError(f"a team is an agent spec string or a zero-argument agent factory, not {spec!r}")
 
 
-class _PairRunner:
+class PairRunner:
     """Two agent instances per team (one per seat), reused across games."""
 
     def __init__(self, team_a: TeamSpec, team_b: TeamSpec, rules: SmearRules, seed: int, max_hands: int,
@@ -125,12 +123,11 @@ class _PairRunner:
     def close(self) -> None:
         """Close the agents that hold resources (protocol bots: ``quit``, a short grace, then their process
         groups are killed; all at once)."""
-        from ..agents.protocol import close_agents
 
         close_agents(self.a + self.b)
 
 
-_WORKER: _PairRunner | None = None
+_WORKER: PairRunner | None = None
 
 
 def _close_worker() -> None:
@@ -150,9 +147,6 @@ def _close_worker() -> None:
 
 def _worker_sigterm(signum: int, frame: Any) -> None:
     """``Pool.terminate()`` ends the workers with SIGTERM, which skips finalizers: close the bots first."""
-    import os
-
-    from ..agents.supervisor import close_all
 
     try:
         _close_worker()
@@ -161,24 +155,23 @@ def _worker_sigterm(signum: int, frame: Any) -> None:
         os._exit(0)
 
 
-def _pool_init(*args: Any) -> None:
-    """Initializer of a local worker process: :func:`_worker_init`, and the worker's agents closed however it
-    ends (its normal exit runs ``multiprocessing`` finalizers; ``terminate()`` sends SIGTERM)."""
-    from multiprocessing import util
+def pair_pool_init(*args: Any) -> None:
+    """Initializer of a local worker process: :func:`pair_worker_init`, and the worker's agents closed however
+    it ends (its normal exit runs ``multiprocessing`` finalizers; ``terminate()`` sends SIGTERM)."""
 
-    _worker_init(*args)
+    pair_worker_init(*args)
     util.Finalize(None, _close_worker, exitpriority=100)
     signal.signal(signal.SIGTERM, _worker_sigterm)
 
 
-def _worker_init(team_a: TeamSpec, team_b: TeamSpec, rules: dict[str, Any], seed: int, max_hands: int,
+def pair_worker_init(team_a: TeamSpec, team_b: TeamSpec, rules: dict[str, Any], seed: int, max_hands: int,
                  records: bool) -> None:
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (one message, no
     # traceback per worker); the parent then terminates the pool
-    _WORKER = _PairRunner(team_a, team_b, SmearRules.from_dict(rules), seed, max_hands, records)
+    _WORKER = PairRunner(team_a, team_b, SmearRules.from_dict(rules), seed, max_hands, records)
 
 
-def _worker_run(pair: int) -> tuple[list[GameStats], list[dict[str, Any]] | None]:
+def pair_worker_run(pair: int) -> tuple[list[GameStats], list[dict[str, Any]] | None]:
     assert _WORKER is not None
     return _WORKER.run(pair)

@@ -15,14 +15,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..config import SmearRules
+from .pairs import pair_worker_init, pair_worker_run
 
 
 def _run_chunk(team_a: Any, team_b: Any, rules: dict[str, Any], seed: int, max_hands: int, records: bool,
                pairs: list[int]) -> list[tuple[Any, Any]]:
-    from .pairs import _worker_init, _worker_run
-
-    _worker_init(team_a, team_b, rules, seed, max_hands, records)
-    return [_worker_run(p) for p in pairs]
+    pair_worker_init(team_a, team_b, rules, seed, max_hands, records)
+    return [pair_worker_run(p) for p in pairs]
 
 
 def run_pairs(team_a: Any, team_b: Any, rules: SmearRules, seed: int, max_hands: int, records: bool,
@@ -30,7 +29,7 @@ def run_pairs(team_a: Any, team_b: Any, rules: SmearRules, seed: int, max_hands:
               chunk: int | None = None) -> Iterator[tuple[Any, Any]]:
     """Yield each pair's ``(stats, records)`` in pair order, the pairs played as Ray tasks of ``chunk``
     pairs (default: about four tasks per CPU of the cluster, at most 16 pairs each)."""
-    import ray
+    import ray  # lazy: optional dependency (the rllib extra)
 
     started = not ray.is_initialized()
     if started:

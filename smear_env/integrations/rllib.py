@@ -7,7 +7,7 @@ directly, without PettingZoo's wrappers). It is registered with Ray Tune as ``"s
 imported, so RLlib's own example code runs with one import::
 
     import smear_env.integrations.rllib  # registers "smear_v0"
-    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.algorithms.ppo import PPOConfig  # lazy: heavy (RLlib's PPO), only to build a learner
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
     config = PPOConfig().environment("smear_v0").rl_module(rl_module_spec=RLModuleSpec(
         module_class=ActionMaskingTorchRLModule))
@@ -177,7 +177,7 @@ def env_creator(config: dict[str, Any] | None = None) -> SmearMultiAgentEnv:
 
 def register() -> str:
     """Register :class:`SmearMultiAgentEnv` with Ray Tune under :data:`ENV_NAME`; returns the name."""
-    from ray.tune.registry import register_env
+    from ray.tune.registry import register_env  # lazy: heavy (Ray Tune), only to register
 
     register_env(ENV_NAME, env_creator)
     return ENV_NAME
@@ -188,6 +188,7 @@ def module_spec(policies: str = "shared", hidden_sizes: Sequence[int] = (256, 25
     """The ``MultiRLModuleSpec``: RLlib's ``ActionMaskingTorchRLModule`` (PPO, logits of illegal actions
     pushed to the float minimum) per module id, an MLP policy and a separate MLP value network of
     ``hidden_sizes`` with ``activation`` ("relu" or "tanh"), a linear head on each."""
+    # lazy: heavy (RLlib's torch modules), only to build a learner
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
@@ -213,7 +214,7 @@ def ppo_config(env_config: dict[str, Any] | None = None, *, policies: str = "sha
     The env runners' ``sample_timeout_s`` is ``None`` (wait for the samples): PPO samples in turn with its
     update, and with RLlib's 60 s default a runner slowed by a loaded machine has its samples thrown away, so
     ``train()`` returns a result without ``env_runners`` and trains on nothing."""
-    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.algorithms.ppo import PPOConfig  # lazy: heavy (RLlib's PPO), only to build a learner
 
     cfg = (
         PPOConfig()

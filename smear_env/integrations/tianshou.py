@@ -50,6 +50,7 @@ def masked_dqn(
     """A ``MultiAgentOffPolicyAlgorithm`` of masked DQNs over the four seats: one DQN for all four
     (``policies="shared"``: self-play) or one per team (``"team"``: ``player_0``/``player_2`` and
     ``player_1``/``player_3``)."""
+    # lazy: heavy (Tianshou's torch algorithms), only to build a learner
     from tianshou.algorithm import DQN, MultiAgentOffPolicyAlgorithm
     from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory

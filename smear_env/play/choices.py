@@ -20,6 +20,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..agents.checkpoint import check_compatible, read_checkpoint
+from ..agents.composite import parse_split_spec
+from ..agents.shipped import SHIPPED_AGENTS, shipped_path
+from ..agents.specs import parse_key_values
 from ..config import SmearRules
 
 FALLBACK = "heuristic"
@@ -43,7 +47,6 @@ class AgentOption:
 
 def _shipped_files() -> dict[str, str]:
     """Resolved checkpoint path -> shipped name, for the shipped agents whose files are here."""
-    from ..agents.shipped import SHIPPED_AGENTS, shipped_path
 
     out = {}
     for name in SHIPPED_AGENTS:
@@ -56,7 +59,6 @@ def _shipped_files() -> dict[str, str]:
 
 def shipped_name(spec: str) -> str | None:
     """The shipped name of ``spec`` (``"default"`` for ``default`` or the path of its checkpoint file)."""
-    from ..agents.shipped import SHIPPED_AGENTS
 
     if spec in SHIPPED_AGENTS:
         return spec
@@ -79,15 +81,12 @@ def display_name(spec: str) -> str:
 
 
 def is_checkpoint(spec: str) -> bool:
-    from ..agents.shipped import SHIPPED_AGENTS
-
     return spec in SHIPPED_AGENTS or spec.endswith(CHECKPOINT_SUFFIX)
 
 
 @lru_cache(maxsize=64)
 def _trained_rules(path: str) -> tuple[dict[str, Any] | None, str | None]:
     """(rules the checkpoint at ``path`` was trained on, None) or (None, why it cannot be read)."""
-    from ..agents.checkpoint import check_compatible, read_checkpoint
 
     try:
         meta = read_checkpoint(path)[1]
@@ -101,8 +100,6 @@ def _trained_rules(path: str) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _checkpoint_path(spec: str) -> str:
-    from ..agents.shipped import SHIPPED_AGENTS, shipped_path
-
     return str(shipped_path(spec)) if spec in SHIPPED_AGENTS else spec
 
 
@@ -136,15 +133,11 @@ def value_words(key: str, value: Any) -> str:
 def _players_of(spec: str) -> list[str]:
     """The agent specs a search spec (``split:``, ``rollout:``) plays with; none for any other spec."""
     if spec.startswith("split:"):
-        from ..agents.composite import parse_split_spec
-
         try:
             return list(parse_split_spec(spec))
         except ValueError:
             return []
     if spec.startswith("rollout:"):
-        from ..agents.specs import parse_key_values
-
         try:
             options = parse_key_values(spec, spec[len("rollout:"):], "")
         except ValueError:

@@ -22,16 +22,26 @@ import argparse
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.markup import escape
+
 from ..actions import PASS_ACTION, discard_action, parse_action, play_action, trump_action
+from ..agents.registry import make_agent
+from ..agents.shipped import shipped_path
 from ..cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
 from ..config import SmearRules
 from ..game import IllegalActionError
-from ..table import add_rule_arguments, rules_from_args
+from ..record import save_records
+from ..table import add_rule_arguments, check_run_arguments, rules_from_args
+from .choices import default_agent, display_name
+from .explain import move_text, point_details, why_illegal
+from .hints import Hinter
 from .session import DEFAULT_MAX_HANDS, Event, Session
 
 SHIPPED_AGENT = "checkpoints/smear_v0_default.safetensors"
@@ -44,7 +54,6 @@ RELATIVE_NAMES = ("you", "left", "partner", "right")
 def shipped_agent_path() -> str | None:
     """The shipped agent ``default``'s checkpoint (inside the installed package, or a clone's
     ``checkpoints/``; :mod:`smear_env.agents.shipped`), else ``None``."""
-    from ..agents.shipped import shipped_path
 
     try:
         return str(shipped_path("default"))
@@ -55,7 +64,6 @@ def shipped_agent_path() -> str | None:
 def default_agent_spec(rules: SmearRules) -> tuple[str, str | None]:
     """(spec, note): the shipped agent ``default`` when it plays these rules, else ``heuristic`` with a note
     why (:func:`smear_env.play.choices.default_agent`)."""
-    from .choices import default_agent
 
     return default_agent(rules)
 
@@ -101,9 +109,6 @@ class SeatNames:
         rel = RELATIVE_NAMES[(s - self.seat) % 4]
         if s == self.seat:
             return rel
-        from rich.markup import escape
-
-        from .choices import display_name
 
         return escape(f"{rel} ({display_name(self.players[s])})")
 
@@ -189,7 +194,6 @@ def result_markup(view: dict[str, Any], name: SeatNames, details: dict[str, Any]
 
 def hint_markup(h: dict[str, Any], limit: int = 8) -> str:
     """A hint (:meth:`smear_env.play.hints.Hinter.hint`) as a small table: move, probability, worth."""
-    from rich.markup import escape
 
     lines = []
     for note in h.get("notes", []):
@@ -238,7 +242,6 @@ def parse_move(text: str, view: dict[str, Any], game: Any = None) -> int:
         action = _parse_words(t, view["phase"])
     if action is not None and action in legal:
         return action
-    from .explain import move_text, why_illegal
 
     menu = ", ".join(f"{i}) {move_text(a['id'])}" for i, a in enumerate(view["legal_actions"], 1))
     what = "not a legal move here" if action is not None or low.isdigit() else "not understood"
@@ -300,7 +303,6 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
     """Run ``session`` with the person at ``seat``: show events and the table, read moves with
     ``read_line(prompt)`` (EOFError ends the game like ``quit``). Returns why it ended: ``"over"``
     (won or truncated), ``"quit"`` or ``"error"`` (an agent failed; ``session.error``)."""
-    from rich.markup import escape
 
     name = SeatNames(seat, session.names)
 
@@ -321,8 +323,6 @@ def play(session: Session, seat: int, console: Any, read_line: Callable[[str], s
         view = session.view(seat)
         if session.hand_over or session.over:
             if view.get("hand_result"):
-                from .explain import point_details
-
                 console.print(result_markup(view, name, point_details(session.game)))
             if session.over:
                 if session.truncated:
@@ -412,9 +412,6 @@ def check_record_path(path: Path) -> str | None:
 def save_game(path: Path, record: dict[str, Any]) -> tuple[Path | None, str | None]:
     """Save ``record`` at ``path``; when that fails, in a new file of the temporary folder instead.
     Returns (where it was saved or None, why ``path`` failed or None)."""
-    import tempfile
-
-    from ..record import save_records
 
     try:
         save_records(path, record)
@@ -461,14 +458,7 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
     ap = build_parser()
     args = ap.parse_args(argv)
     rules = rules_from_args(args, ap)
-    from ..actions import short_repr
-    from ..seeding import SEED_LIMIT
-    from ..vector import MAX_HANDS_LIMIT
-
-    if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
-        ap.error(f"--seed must be an integer 0 <= seed < 2**64, not {short_repr(args.seed)}")
-    if not 1 <= args.max_hands < MAX_HANDS_LIMIT:
-        ap.error(f"--max-hands must be from 1 to {MAX_HANDS_LIMIT - 1:,}, not {short_repr(args.max_hands)}")
+    check_run_arguments(args, ap)
     record_path = None
     if not args.no_record:
         record_path = Path(args.record or time.strftime("smear-game-%Y%m%d-%H%M%S.json"))
@@ -476,8 +466,6 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
         why = check_record_path(record_path)
         if why is not None:
             ap.error(f"--record: cannot save the game there: {why} (or give --no-record)")
-    from rich.console import Console
-    from rich.markup import escape
 
     console = Console(highlight=False)
     default, note = default_agent_spec(rules)
@@ -488,7 +476,6 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
     specs[(seat + 2) % 4] = args.partner or default
     specs[(seat + 1) % 4] = args.left or args.opponents or default
     specs[(seat + 3) % 4] = args.right or args.opponents or default
-    from ..agents.registry import make_agent
 
     agents: list[Any] = [None] * 4
     try:
@@ -496,12 +483,9 @@ def main(argv: Sequence[str] | None = None, read_line: Callable[[str], str] | No
             if s != seat:
                 agents[s] = make_agent(specs[s], rules)
         hint_specs = args.hint if args.hint is not None else ["default", "pimc"]
-        from .hints import Hinter
-
         hinter = Hinter(hint_specs, rules, seed=args.seed) if hint_specs else None
     except (ValueError, FileNotFoundError) as e:
         ap.error(str(e))
-    from .choices import display_name
 
     names = ["you" if s == seat else display_name(specs[s]) for s in range(4)]
     session = Session(agents, rules, seed=args.seed, max_hands=args.max_hands, names=names)

@@ -1,10 +1,11 @@
 """Words for players: why a move is illegal, which card won each point, what a hand's table shows so far.
 
 :func:`why_illegal` names the rule a move breaks. Legality itself is the engine's (the pure rule
-functions of :mod:`smear_env.game`: :func:`~smear_env.game.playable`, :func:`~smear_env.game.discard_actions`,
-:func:`~smear_env.game.bid_actions`, :func:`~smear_env.game.trump_actions`); this module only words which of
-their cases applies. :func:`point_details` and :func:`table_summary` hold public information only (cards
-played, who won tricks, the announced result, R22/R23).
+functions of :mod:`smear_env.game`: :func:`~smear_env.game.playable_led_card`,
+:func:`~smear_env.game.discard_actions`, :func:`~smear_env.game.bid_actions`,
+:func:`~smear_env.game.trump_actions`); this module only words which of their cases applies.
+:func:`point_details` and :func:`table_summary` hold public information only (cards played, who won
+tricks, the announced result, R22/R23).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..game import (
     Game,
     bid_actions,
     discard_actions,
-    playable,
+    playable_led_card,
 )
 from ..rules import game_points, high_low_bits, jack_bit
 
@@ -94,7 +95,7 @@ def why_illegal(game: Game, action: int) -> str | None:
         if not hand >> c & 1:
             return f"you do not hold {card_text(c)}"
         led = game.trick[0] if game.trick else -1
-        ok = playable(hand, led, game.trump, not game.tricks)
+        ok = playable_led_card(hand, led, game.trump, not game.tricks)
         if ok >> c & 1:  # pragma: no cover - the engine said it is illegal
             return None
         trump = game.trump

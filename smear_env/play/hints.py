@@ -41,9 +41,15 @@ from ..actions import (
     action_name,
 )
 from ..agents.base import Agent
-from ..cards import cards_of
+from ..agents.pimc import bidder_points, greedy_discards, heuristic_plan
+from ..agents.registry import make_agent
+from ..agents.solver import SolverState, solve, solve_all_moves
+from ..cards import CARD_NAMES, SUIT_MASKS, cards_of
 from ..config import SmearRules
 from ..game import BIDDING, DISCARD, PLAY, TRUMP, Game
+from ..infoset import sample_hidden
+from ..observation import decode, observe
+from ..rules import contract_change, points_out_of_play
 from ..table import agent_action
 from .choices import display_name, hint_specs, is_checkpoint
 
@@ -81,15 +87,12 @@ def probabilities_at(agent: Any, game: Game, seat: int) -> dict[int, float] | No
     """:func:`action_probabilities` for ``seat`` in ``game`` (its own observation only)."""
     if not callable(getattr(getattr(agent, "policy", None), "logits", None)):
         return None
-    from ..observation import observe
 
     return action_probabilities(agent, observe(game, seat))
 
 
 # ---------------------------------------------------------------------------------------------- values
 def _first_lead(hands: tuple[int, ...], trump: int, contract: int, discards: int, rules: SmearRules) -> Any:
-    from ..agents.solver import SolverState
-
     return SolverState(hands=hands, trump=trump, to_move=0, bidder=0, contract=contract,  # type: ignore[arg-type]
                        discards=discards, rules=rules,
                        first_lead=True)
@@ -108,12 +111,6 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     * a discard: that card and the heuristic's choice of the rest, solved from the first lead.
 
     ``scale`` multiplies the sample counts (``>= 1`` sample each)."""
-    from ..agents.pimc import _bidder_points, _heuristic_plan, greedy_discards
-    from ..agents.solver import SolverState, solve, solve_all_moves
-    from ..cards import SUIT_MASKS
-    from ..infoset import sample_hidden
-    from ..observation import decode, observe
-    from ..rules import contract_change, points_out_of_play
 
     obs = observe(game, seat)
     mask = np.asarray(obs["action_mask"])
@@ -154,10 +151,10 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
                     kitty |= 1 << stock[int(i)]
             hand = view.hand | kitty
             suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
-            trump, disc = _heuristic_plan(hand, rules, suits) if k else (-1, 0)
+            trump, disc = heuristic_plan(hand, rules, suits) if k else (-1, 0)
             hand &= ~disc
             hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
-            pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), _bidder_points,
+            pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), bidder_points,
                            node_cap=PLAN_NODE_CAP))
             in_play = hands[0] | hands[1] | hands[2] | hands[3]
             pd = 4 - pb - points_out_of_play(in_play, trump, rules)  # the other points in play
@@ -171,7 +168,7 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     contract = view.contract
     if phase == TRUMP:
         totals = {a: 0.0 for a in legal}
-        plans = {a: _heuristic_plan(view.hand, rules, [a - TRUMP_ACTION_BASE])[1] for a in legal}
+        plans = {a: heuristic_plan(view.hand, rules, [a - TRUMP_ACTION_BASE])[1] for a in legal}
         for _ in range(n(PLAN_SAMPLES)):
             deal = sample_hidden(view, rng)
             for a, disc in plans.items():
@@ -201,8 +198,6 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
 def discard_partners(game: Game, seat: int) -> dict[int, list[str]]:
     """For each legal discard of ``seat``: the other cards :func:`move_values` assumes go with it (the
     heuristic's choice of the rest of the discards), by name; a discard's worth is that of the whole set."""
-    from ..agents.pimc import greedy_discards
-    from ..cards import CARD_NAMES
 
     if game.phase != DISCARD or game.to_act != seat:
         return {}
@@ -227,8 +222,6 @@ class Hinter:
 
     def __init__(self, specs: Sequence[str], rules: SmearRules, seed: int | None = None,
                  values: bool = True, value_scale: float = 1.0) -> None:
-        from ..agents.registry import make_agent
-
         self.rules = rules
         self.specs, self.notes = hint_specs(specs, rules)
         self.names = [display_name(s) for s in self.specs]

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent
+from ..agents.protocol import close_agents
 from ..config import SmearRules
 from ..game import GAME_OVER, NUM_PLAYERS, Game, IllegalActionError
 from ..seat_view import public_action, seat_view_of
@@ -216,7 +217,6 @@ class Session:
 
     def close(self) -> None:
         """Close agents that hold resources (bot processes): the bots all at once, in one grace period."""
-        from ..agents.protocol import close_agents
 
         close_agents([a for a in self.agents if a is not None])
 

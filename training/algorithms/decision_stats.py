@@ -135,7 +135,7 @@ def batch_stats(act: np.ndarray, mask: np.ndarray, ret: np.ndarray, adv: np.ndar
 
 def q_spread(q: Any, mask: Any) -> Any:
     """Per row (torch tensors): max Q minus mean Q over the legal actions (dmc's ``adv_scale``)."""
-    import torch
+    import torch  # lazy: heavy (torch)
 
     with torch.no_grad():
         m = mask.bool()

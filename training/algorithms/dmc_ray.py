@@ -82,7 +82,7 @@ class DMCActor:
     """One actor: a :class:`DMCTrainer` of ``lanes`` lanes that only collects (run as a Ray actor)."""
 
     def __init__(self, cfg: TrainConfig, lanes: int, seed: int) -> None:  # noqa: D107
-        import ray
+        import ray  # lazy: optional dependency
 
         torch.set_num_threads(1)
         self.restarted = ray.get_runtime_context().was_current_actor_reconstructed
@@ -125,7 +125,7 @@ class RayDMCTrainer(DMCTrainer):
 
     def __init__(self, cfg: TrainConfig, rng: np.random.Generator,
                  settings: RaySettings | None = None) -> None:  # noqa: D107
-        import ray
+        import ray  # lazy: optional dependency
 
         self.settings = settings or ray_settings(cfg)
         if self.settings.address is None:
@@ -154,7 +154,7 @@ class RayDMCTrainer(DMCTrainer):
 
     # ------------------------------------------------------------------ weights and calls
     def _weights(self) -> Any:
-        import ray
+        import ray  # lazy: optional dependency
 
         if self._weights_version != self.updates:
             w = numpy_weights(self.policy)
@@ -197,8 +197,8 @@ class RayDMCTrainer(DMCTrainer):
     def gather(self, target: int) -> tuple[list[dict[str, Any]], dict[str, float]]:
         """Batches until ``target`` learner decisions (fresh enough: ``max_staleness``), and the figures of
         the gathering (``ray/...``)."""
-        import ray
-        from ray.exceptions import ObjectLostError, RayActorError
+        import ray  # lazy: optional dependency
+        from ray.exceptions import ObjectLostError, RayActorError  # lazy: optional dependency
 
         got: list[dict[str, Any]] = []
         n = 0
@@ -265,7 +265,7 @@ class RayDMCTrainer(DMCTrainer):
 
     def close(self) -> None:
         """Stop the actors (and leave a Ray this trainer started)."""
-        import ray
+        import ray  # lazy: optional dependency
 
         for a in getattr(self, "actors", []):
             ray.kill(a, no_restart=True)

@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from smear_env.agents.registry import make_batched_agent
 from smear_env.config import SmearRules
 from smear_env.evaluation.batched import even_shares, worker_pool
 from smear_env.observation import observe
 from smear_env.table import Table, TableOptions, agent_action
+from smear_env.vector import random_actions
 
 from ..fit import fit
 from ..selfplay import make_baseline
@@ -81,8 +83,6 @@ def generate_batched(teacher: str, rules: SmearRules, decisions: int, seed: int,
     ``score_scale``, :func:`~smear_env.table.shaped_team_rewards`) as its return (0 for the passes of a
     thrown-in hand and for a hand cut off by ``max_cycles``). Whole hands only: the rows of hands still
     open when ``decisions`` is reached are dropped."""
-    from smear_env.agents.registry import make_batched_agent
-    from smear_env.vector import random_actions
 
     from ..collect import Collector
 

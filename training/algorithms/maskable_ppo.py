@@ -23,11 +23,14 @@ from typing import Any
 import gymnasium
 import numpy as np
 import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from smear_env.agents.checkpoint import NumpyPolicy
 from smear_env.config import SmearRules
+from smear_env.single_seat import SmearSingleSeatEnv
 
-from ..config import TrainConfig
+from ..config import TrainConfig, from_dict, to_dict
 from ..policy import ForeignModelPolicy, from_sb3_state_dict, obs_scale, to_sb3_state_dict
 from ..selfplay import SELF, SNAPSHOT, OpponentPool, make_baseline
 from .ppo_update import schedules
@@ -111,10 +114,6 @@ class PoolEnv(gymnasium.Wrapper):
     rewards times ``env.score_scale``, plus ``env.win_bonus`` at the end of a game)."""
 
     def __init__(self, cfg_dict: dict[str, Any], seed: int) -> None:
-        from smear_env.single_seat import SmearSingleSeatEnv
-
-        from ..config import from_dict
-
         cfg = from_dict(cfg_dict)
         names = list(cfg.selfplay.opponents)
         p = np.array([cfg.selfplay.opponents[k] for k in names], dtype=np.float64)
@@ -160,11 +159,6 @@ class MaskablePPOTrainer(ForeignModelPolicy):
     name = "maskable_ppo"
 
     def __init__(self, cfg: TrainConfig, rng: np.random.Generator) -> None:
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-        from ..config import to_dict
-
         self.cfg = cfg
         self.rng = rng
         a = cfg.algorithm

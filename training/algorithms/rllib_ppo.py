@@ -72,11 +72,11 @@ class RLlibPPOTrainer(ForeignModelPolicy):
 
     def __init__(self, cfg: TrainConfig, rng: np.random.Generator) -> None:
         try:
-            import ray
+            import ray  # lazy: optional (ImportError guarded)
         except ImportError:
             raise ConfigError('algorithm "rllib_ppo" needs Ray RLlib: pip install "smear-rl[rllib]" '
                               "(with -c constraints/rllib.txt)") from None
-        from smear_env.integrations.rllib import ppo_config
+        from smear_env.integrations.rllib import ppo_config  # lazy: optional dependency (Ray RLlib)
 
         net, a = cfg.network, cfg.algorithm  # network.activation: checked by RLlibPPOConfig.validate
         self.cfg = cfg
@@ -179,7 +179,7 @@ class RLlibPPOTrainer(ForeignModelPolicy):
         self.step = int(step)
 
     def close(self) -> None:
-        import ray
+        import ray  # lazy: optional dependency
 
         self.algo.stop()
         if self._own_ray:

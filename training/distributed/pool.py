@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from smear_env.evaluation.batched import worker_pool
+
 from .settings import RaySettings
 
 log = logging.getLogger(__name__)
@@ -29,7 +31,7 @@ def call_shard(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
     """``fn(*args)`` with one torch thread (a worker's parallelism is the pool's, as in
     :func:`~smear_env.evaluation.batched.worker_pool`): what every pool worker runs."""
     try:
-        import torch
+        import torch  # lazy: optional (ImportError guarded)
 
         torch.set_num_threads(1)
     except ImportError:  # pragma: no cover - torch is a dependency of training
@@ -42,7 +44,7 @@ def _call_shard_star(job: tuple[Callable[..., Any], Sequence[Any]]) -> Any:
 
 
 def _ray_shard(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[str, Any]:
-    import ray
+    import ray  # lazy: optional dependency
 
     return ray.get_runtime_context().get_node_id(), call_shard(fn, args)
 
@@ -81,8 +83,6 @@ class LocalPool(WorkerPool):
         if self.settings.workers == 1 or len(jobs) <= 1:
             return [call_shard(f, a) for f, a in jobs]
         if self._pool is None:
-            from smear_env.evaluation.batched import worker_pool
-
             self._pool = worker_pool(self.settings.workers)
         return self._pool.map(_call_shard_star, jobs, chunksize=1)
 
@@ -96,7 +96,7 @@ class LocalPool(WorkerPool):
 def connect(address: str) -> bool:
     """Join the Ray at ``address`` (``"local"``: start a private one) unless this process is in one already;
     whether it joined (and so should leave, :func:`ray.shutdown`)."""
-    import ray
+    import ray  # lazy: optional dependency
 
     if ray.is_initialized():
         return False
@@ -106,7 +106,7 @@ def connect(address: str) -> bool:
 
 def alive_nodes() -> set[str]:
     """The ids of the Ray cluster's live nodes."""
-    import ray
+    import ray  # lazy: optional dependency
 
     return {n["NodeID"] for n in ray.nodes() if n["Alive"]}
 
@@ -120,7 +120,7 @@ class RayPool(WorkerPool):
     def __init__(self, settings: RaySettings) -> None:  # noqa: D107
         if settings.address is None:
             raise ValueError("RayPool needs ray.address ('local', 'auto' or 'host:port'), not null")
-        import ray
+        import ray  # lazy: optional dependency
 
         self.settings = settings
         self._started = connect(settings.address)
@@ -131,8 +131,8 @@ class RayPool(WorkerPool):
         self.last_nodes: list[str] = []
 
     def map(self, fn: Callable[..., Any], shards: Sequence[Sequence[Any]]) -> list[Any]:
-        import ray
-        from ray.exceptions import ObjectLostError
+        import ray  # lazy: optional dependency
+        from ray.exceptions import ObjectLostError  # lazy: optional dependency
 
         t0 = time.monotonic()
         alive = alive_nodes()
@@ -165,7 +165,7 @@ class RayPool(WorkerPool):
 
     def close(self) -> None:
         if self._started:
-            import ray
+            import ray  # lazy: optional dependency
 
             ray.shutdown()
             self._started = False

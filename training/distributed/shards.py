@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from smear_env.config import SmearRules
+from smear_env.evaluation import run_match
 from smear_env.evaluation.batched import even_shares
 
 
@@ -23,7 +24,7 @@ def plan(games: int, seed: int, shards: int, unit: int = 1) -> list[tuple[int, i
     """(games, seed) of each of ``shards`` shares of ``games`` (whole ``unit``s each: 2 for duplicate pairs;
     empty shares left out): the seeds of :func:`training.winprob.shard_seeds`, so the work depends on
     ``seed`` and ``shards``, never on the workers."""
-    from training.winprob import shard_seeds
+    from training.winprob import shard_seeds  # lazy: heavy (torch)
 
     if games < 1 or shards < 1 or unit < 1 or games % unit:
         raise ValueError(f"games must be a positive multiple of {unit} and shards >= 1, "
@@ -35,7 +36,6 @@ def plan(games: int, seed: int, shards: int, unit: int = 1) -> list[tuple[int, i
 def evaluation_shard(team_a: str, team_b: str, games: int, seed: int, rules: dict[str, Any] | None = None,
                      max_hands: int = 200) -> dict[str, Any]:
     """The summary of a duplicate match of ``games`` games on deal seed ``seed`` (without its wall time)."""
-    from smear_env.evaluation import run_match
 
     r = run_match(team_a, team_b, games=games, rules=SmearRules(**(rules or {})), seed=seed,
                   max_hands=max_hands)

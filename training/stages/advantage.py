@@ -73,8 +73,8 @@ def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
 
 
 def run(args: list[str], folder: Path, resume: bool) -> int:
-    from ..advantage import build_parser
-    from ..advantage import run as run_round
+    from ..advantage import build_parser  # lazy: heavy (torch)
+    from ..advantage import run as run_round  # lazy: heavy (torch)
 
     ns = build_parser().parse_args([*args, *(["--resume"] if resume else [])])
     return run_round(ns, " ".join(["python -m training.advantage", *args]))

@@ -44,7 +44,7 @@ def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
 
 
 def run(args: list[str], folder: Path, resume: bool) -> int:
-    from ..distill import build_parser
-    from ..distill import run as run_distill
+    from ..distill import build_parser  # lazy: heavy (torch)
+    from ..distill import run as run_distill  # lazy: heavy (torch)
 
     return run_distill(build_parser().parse_args(args), " ".join(["python -m training.distill", *args]))

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from smear_env.evaluation.cli import main as smear_eval
+
 from . import StageConfig
 
 
@@ -41,8 +43,6 @@ def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
 
 
 def run(args: list[str], folder: Path, resume: bool) -> int:
-    from smear_env.evaluation.cli import main as smear_eval
-
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         status = smear_eval([*args, "--json"])

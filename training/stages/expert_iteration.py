@@ -72,8 +72,8 @@ def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
 
 
 def run(args: list[str], folder: Path, resume: bool) -> int:
-    from ..expert_iteration import build_parser
-    from ..expert_iteration import run as run_rounds
+    from ..expert_iteration import build_parser  # lazy: heavy (torch)
+    from ..expert_iteration import run as run_rounds  # lazy: heavy (torch)
 
     ns = build_parser().parse_args([*args, *(["--resume"] if resume else [])])
     return run_rounds(ns, " ".join(["python -m training.expert_iteration", *args]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import TrainConfig
+from ..config import TrainConfig, from_dict, to_dict
 from . import StageConfig
 
 
@@ -24,8 +24,6 @@ class Config(TrainConfig, StageConfig):
 
 
 def command(cfg: TrainConfig, inputs: dict[str, Any], folder: Path) -> dict[str, Any]:
-    from ..config import to_dict
-
     data = to_dict(cfg)
     data.pop("kind", None)
     if inputs.get("init_from"):
@@ -34,7 +32,6 @@ def command(cfg: TrainConfig, inputs: dict[str, Any], folder: Path) -> dict[str,
 
 
 def run(args: dict[str, Any], folder: Path, resume: bool) -> int:
-    from ..config import from_dict
     from ..loop import train
 
     cfg = from_dict(args)

@@ -43,7 +43,7 @@ def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
 
 
 def run(args: list[str], folder: Path, resume: bool) -> int:
-    from ..winprob import build_parser
-    from ..winprob import run as run_fit
+    from ..winprob import build_parser  # lazy: heavy (torch)
+    from ..winprob import run as run_fit  # lazy: heavy (torch)
 
     return run_fit(build_parser().parse_args(args), " ".join(["python -m training.winprob", *args]))
