@@ -18,9 +18,9 @@ import time
 import numpy as np
 
 from smear_env.agents.registry import make_agent
-from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, Game
-from smear_env.observation import observe
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import HAND_OVER, Game
+from smear_env.engine.observation import observe
 
 
 def positions(hands: int, seed: int, rules: SmearRules) -> list[tuple[int, dict]]:

@@ -36,9 +36,9 @@ from smear_env.agents.registry import (
     make_agent,  # noqa: E402
     make_batched_agent,  # noqa: E402
 )
-from smear_env.config import SmearRules  # noqa: E402
-from smear_env.observation import decode_batch  # noqa: E402
-from smear_env.vector import VectorGame  # noqa: E402
+from smear_env.core.config import SmearRules  # noqa: E402
+from smear_env.engine.observation import decode_batch  # noqa: E402
+from smear_env.engine.vector import VectorGame  # noqa: E402
 
 
 def timed(run: Callable[[], int], seconds: float) -> float:

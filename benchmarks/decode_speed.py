@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vector_speed import timed  # noqa: E402  (this folder is on sys.path: rows per CPU second of run())
 
-from smear_env.config import SmearRules  # noqa: E402
-from smear_env.observation import decode, decode_batch  # noqa: E402
-from smear_env.vector import VectorGame  # noqa: E402
+from smear_env.core.config import SmearRules  # noqa: E402
+from smear_env.engine.observation import decode, decode_batch  # noqa: E402
+from smear_env.engine.vector import VectorGame  # noqa: E402
 
 
 def observations(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -71,7 +71,7 @@ def aec_rate(seconds: float, seed: int) -> float:
 def vector_rate(seconds: float, seed: int, lanes: int) -> float:
     import numpy as np
 
-    from smear_env.vector import VectorGame
+    from smear_env.engine.vector import VectorGame
 
     vg = VectorGame(lanes, seed=seed)
     rng = np.random.default_rng(seed)
@@ -89,8 +89,8 @@ def vector_rate(seconds: float, seed: int, lanes: int) -> float:
 def game_rate(seconds: float, seed: int) -> float:
     import numpy as np
 
-    from smear_env.game import GAME_OVER, HAND_OVER, Game
-    from smear_env.observation import encode_game
+    from smear_env.engine.game import GAME_OVER, HAND_OVER, Game
+    from smear_env.engine.observation import encode_game
 
     rng = np.random.default_rng(seed)
     g = Game(seed=seed)

@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from smear_env.config import SmearRules
-from smear_env.game import GAME_OVER, HAND_OVER, Game
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import GAME_OVER, HAND_OVER, Game
 
 
 def run(rules: SmearRules, games: int, seed: int, max_hands: int, chunk: int = 1 << 16) -> dict[str, float]:

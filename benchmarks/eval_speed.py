@@ -39,7 +39,7 @@ def timed(team_a: str, team_b: str, games: int, engine: str, workers: int, seed:
 
 def block(args: argparse.Namespace) -> int:
     """One worker block per match: ``play_pairs`` in this process (one BLAS thread, as in a worker)."""
-    from smear_env.config import SmearRules
+    from smear_env.core.config import SmearRules
     from smear_env.evaluation.batched import play_pairs
 
     print(f"{'match':<22}{'games':>7}{'wall s':>8}{'CPU s':>8}{'games/CPU-s':>12}{'decisions/CPU-s':>16}")

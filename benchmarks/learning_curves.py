@@ -17,8 +17,8 @@ Trainers (configs as shipped, no tuning to this benchmark):
 * ``vector_ppo`` -- ``configs/vector_ppo.yaml``, ``total_timesteps``
   scaled to the budget (0.5M decisions per CPU minute, the rate of the 1-hour ``scratch`` run) so its
   learning-rate and entropy schedules run their course;
-* ``maskable_ppo`` -- sb3-contrib's MaskablePPO on the single-seat env (``smear_env.single_seat``; 8 envs in a
-  DummyVecEnv, the scratch opponent mix), the reference line;
+* ``maskable_ppo`` -- sb3-contrib's MaskablePPO on the single-seat env (``smear_env.gym.single_seat``; 8 envs
+  in a DummyVecEnv, the scratch opponent mix), the reference line;
 * ``rllib_ppo`` -- Ray RLlib's PPO, ``configs/rllib_ppo.yaml`` (self-play), ``total_timesteps`` scaled as
   ``vector_ppo``'s, with no Ray env-runner actors and no remote learner (``ray.num_env_runners=0``): sampling
   and learning both run in the trainer's process, so its CPU time is what is counted (Ray's own daemons are

@@ -35,7 +35,7 @@ if importlib.util.find_spec("pyspiel") is None:
 
 import pyspiel  # noqa: E402
 
-import smear_env.integrations.openspiel  # noqa: E402, F401  (registers python_smear)
+import smear_env.envs.integrations.openspiel  # noqa: E402, F401  (registers python_smear)
 
 GAMES = {"python_smear": "python_smear(max_cycles=400)", "euchre": "euchre", "hearts": "hearts"}
 

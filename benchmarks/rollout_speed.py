@@ -19,9 +19,9 @@ import numpy as np
 
 from smear_env.agents import rollout as ro
 from smear_env.agents.registry import rollout_players
-from smear_env.config import SmearRules
-from smear_env.observation import decode_batch
-from smear_env.vector import VectorGame
+from smear_env.core.config import SmearRules
+from smear_env.engine.observation import decode_batch
+from smear_env.engine.vector import VectorGame
 
 
 def main(argv: list[str] | None = None) -> None:

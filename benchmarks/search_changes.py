@@ -53,8 +53,8 @@ def revalue(job: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
     from smear_env.agents.registry import rollout_players
     from smear_env.agents.rollout import rollout_values
-    from smear_env.config import SmearRules
-    from smear_env.observation import decode_batch
+    from smear_env.core.config import SmearRules
+    from smear_env.engine.observation import decode_batch
 
     obs, mask, changed, kept, seeds, opt = job
     torch.set_num_threads(1)
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     if args.samples < 1 or args.workers < 1:
         ap.error("--samples and --workers must be >= 1")
-    from smear_env.observation import PHASE
+    from smear_env.engine.observation import PHASE
 
     t0 = time.monotonic()
     data, rows, start = changes(args.targets, args.policy)

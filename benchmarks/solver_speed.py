@@ -18,11 +18,11 @@ import time
 
 import numpy as np
 
-from smear_env.actions import TRUMP_ACTION_BASE
 from smear_env.agents.solver import SolverState, solve, solve_all_moves
-from smear_env.cards import SUIT_MASKS
-from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, PLAY, TRUMP, Game
+from smear_env.core.actions import TRUMP_ACTION_BASE
+from smear_env.core.cards import SUIT_MASKS
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import HAND_OVER, PLAY, TRUMP, Game
 
 
 def first_lead_state(rules: SmearRules, rng: np.random.Generator) -> SolverState:

@@ -67,8 +67,8 @@ def instrument(algorithm: str) -> None:
     _patch(policy_module, "suit_orders", "observation encoding")
     _patch(PPOUpdate, "__call__", "PPO update")  # the update component of ppo and vector_ppo
     if algorithm == "ppo":
-        from smear_env import table
-        from smear_env.game import Game
+        from smear_env.engine.game import Game
+        from smear_env.tables import table
 
         for name in ("apply", "legal_actions", "start_next_hand", "_deal_hand", "__init__"):
             _patch(Game, name, "engine")
@@ -77,7 +77,7 @@ def instrument(algorithm: str) -> None:
             _patch(table, name, "observation encoding")
         _patch(ppo.PPOTrainer, "collect", "bookkeeping")
     elif algorithm == "vector_ppo":
-        from smear_env.vector import VectorGame
+        from smear_env.engine.vector import VectorGame
         from training.algorithms import vector_ppo
 
         for name in ("step", "legal_mask", "__init__"):

@@ -2,7 +2,7 @@
 one process, measured in one run, interleaved (each round times every configuration once, in turn):
 
 * ``vector``: the vector entry point, ``gymnasium.make_vec(id, num_envs=N,
-  vectorization_mode="vector_entry_point", opponents=...)`` (:class:`smear_env.vector_env.SmearVectorEnv`:
+  vectorization_mode="vector_entry_point", opponents=...)`` (:class:`smear_env.gym.vector_env.SmearVectorEnv`:
   N games on the batched engine, NEXT_STEP autoreset);
 * ``sync``: ``gymnasium.make_vec(id, num_envs=N, vectorization_mode="sync", opponents=...)`` (N single-seat
   envs in a ``SyncVectorEnv``);
@@ -33,7 +33,7 @@ KINDS = ("vector", "sync", "sb3")
 
 
 def _gym_stepper(env, rng: np.random.Generator) -> Callable[[], int]:
-    from smear_env.vector import random_actions
+    from smear_env.engine.vector import random_actions
 
     _, info = env.reset(seed=int(rng.integers(2**31)))
     state = {"mask": info["action_mask"]}
@@ -47,7 +47,7 @@ def _gym_stepper(env, rng: np.random.Generator) -> Callable[[], int]:
 
 
 def _sb3_stepper(venv, rng: np.random.Generator) -> Callable[[], int]:
-    from smear_env.vector import random_actions
+    from smear_env.engine.vector import random_actions
 
     venv.seed(int(rng.integers(2**31)))
     venv.reset()

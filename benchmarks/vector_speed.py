@@ -1,4 +1,4 @@
-"""Batched engine speed: decisions/s of uniformly random legal play in ``smear_env.vector.VectorGame``
+"""Batched engine speed: decisions/s of uniformly random legal play in ``smear_env.engine.vector.VectorGame``
 next to the reference engine and the reference ``raw_env`` loop, in the same run, interleaved.
 
     nice -n 10 .venv/bin/python benchmarks/vector_speed.py [--seconds 1.5] [--rounds 3] [--sizes 64 1024 4096]
@@ -30,11 +30,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from smear_env.config import SmearRules  # noqa: E402
-from smear_env.env import raw_env  # noqa: E402
-from smear_env.game import GAME_OVER, HAND_OVER, Game  # noqa: E402
-from smear_env.observation import OBS_SIZE  # noqa: E402
-from smear_env.vector import VectorGame  # noqa: E402
+from smear_env.core.config import SmearRules  # noqa: E402
+from smear_env.engine.game import GAME_OVER, HAND_OVER, Game  # noqa: E402
+from smear_env.engine.observation import OBS_SIZE  # noqa: E402
+from smear_env.engine.vector import VectorGame  # noqa: E402
+from smear_env.envs.aec import raw_env  # noqa: E402
 
 
 def timed(run: Callable[[], int], seconds: float) -> float:

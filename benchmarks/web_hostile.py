@@ -76,7 +76,7 @@ def start_server(src: str) -> tuple[subprocess.Popen, str]:
 def records(seed: int) -> tuple[str, str]:
     """(a valid 500-hand record, a 4,000-hand one), as JSON text."""
     from smear_env.agents import make_agent
-    from smear_env.config import SmearRules
+    from smear_env.core.config import SmearRules
     from smear_env.evaluation import play_game
 
     rec, _ = play_game([make_agent("random") for _ in range(4)], SmearRules(target_score=10**6), seed=seed,

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 import smear_env  # noqa: F401  (registers smear_env/SmearSingleSeat-v0 and its vector entry point)
-from smear_env.stats import wilson_interval
+from smear_env.tables.stats import wilson_interval
 
 ENV_ID = "smear_env/SmearSingleSeat-v0"
 

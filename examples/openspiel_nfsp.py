@@ -22,7 +22,7 @@ import torch
 from open_spiel.python import rl_environment
 from open_spiel.python.pytorch import nfsp
 
-import smear_env.integrations.openspiel  # noqa: F401  (registers python_smear)
+import smear_env.envs.integrations.openspiel  # noqa: F401  (registers python_smear)
 
 
 def play_against_random(env: rl_environment.Environment, agents: list, team: int, games: int,

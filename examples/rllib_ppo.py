@@ -5,7 +5,7 @@ match of the trained policy against random through smear_env.evaluation.
     python examples/rllib_ppo.py --iterations 2
 
 The env adapter (RLlib's ``observations`` key), the action-masking RLModule spec and the policy mapping are
-in smear_env.integrations.rllib. For real runs use ``smear-train`` with ``algorithm.name: rllib_ppo``.
+in smear_env.envs.integrations.rllib. For real runs use ``smear-train`` with ``algorithm.name: rllib_ppo``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import ray
 import torch
 
 from smear_env.agents.base import CallableAgent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
+from smear_env.envs.integrations.rllib import MASK_KEY, OBS_KEY, ppo_config
 from smear_env.evaluation import run_match
-from smear_env.integrations.rllib import MASK_KEY, OBS_KEY, ppo_config
 
 
 def main() -> None:

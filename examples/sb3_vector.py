@@ -2,12 +2,12 @@
 
     python examples/sb3_vector.py --steps 20000      # CI budget
 
-``SmearSB3VecEnv`` (smear_env.vector_env.sb3) is a ``stable_baselines3`` ``VecEnv`` over the batched table:
-MaskablePPO reads the masks through ``env_method("action_masks")`` as it does on any VecEnv. The learner plays
-one team (both seats) against random opponents, hand episodes, the per-hand score difference as reward (times
-0.25). At the end the greedy policy plays 400 whole games against random (the first game of each of 400
-lanes) and the win rate is printed with its 95% Wilson interval, beside the untrained network's (greedy play
-of any fixed policy already beats random teams often).
+``SmearSB3VecEnv`` (smear_env.gym.vector_env.sb3) is a ``stable_baselines3`` ``VecEnv`` over the batched
+table: MaskablePPO reads the masks through ``env_method("action_masks")`` as it does on any VecEnv. The
+learner plays one team (both seats) against random opponents, hand episodes, the per-hand score difference as
+reward (times 0.25). At the end the greedy policy plays 400 whole games against random (the first game of each
+of 400 lanes) and the win rate is printed with its 95% Wilson interval, beside the untrained network's (greedy
+play of any fixed policy already beats random teams often).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecMonitor
 
-from smear_env.stats import wilson_interval
-from smear_env.vector_env import SmearVectorEnv
-from smear_env.vector_env.sb3 import SmearSB3VecEnv
+from smear_env.gym.vector_env import SmearVectorEnv
+from smear_env.gym.vector_env.sb3 import SmearSB3VecEnv
+from smear_env.tables.stats import wilson_interval
 
 
 def evaluate(model: MaskablePPO, games: int = 400, seed: int = 1) -> tuple[float, tuple[float, float]]:

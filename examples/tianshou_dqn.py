@@ -3,7 +3,8 @@
     pip install -c constraints/tianshou.txt -e ".[tianshou]"     # or: make test-tianshou
     python examples/tianshou_dqn.py --steps 2000
 
-The env is Tianshou's own ``PettingZooEnv`` around ``smear_v0.env()``; see smear_env.integrations.tianshou.
+The env is Tianshou's own ``PettingZooEnv`` around ``smear_v0.env()``; see
+smear_env.envs.integrations.tianshou.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tianshou.data import Collector, CollectStats, VectorReplayBuffer
 from tianshou.env import DummyVectorEnv
 from tianshou.trainer import OffPolicyTrainerParams
 
-from smear_env.integrations.tianshou import masked_dqn, tianshou_env
+from smear_env.envs.integrations.tianshou import masked_dqn, tianshou_env
 
 
 def main() -> None:

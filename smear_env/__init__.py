@@ -1,19 +1,19 @@
 """smear-rl: a reference RL environment for Four Point Northeastern Wisconsin Smear.
 
 ``from smear_env import smear_v0`` gives the PettingZoo AEC environment (``smear_v0.env()``);
-``smear_env.single_seat.SmearSingleSeatEnv`` the single-agent Gymnasium view.
+``smear_env.gym.single_seat.SmearSingleSeatEnv`` the single-agent Gymnasium view.
 
-Importing this package does not import PettingZoo (of the package's modules only ``smear_env.env``
+Importing this package does not import PettingZoo (of the package's modules only ``smear_env.envs.aec``
 imports it), yet registers ``smear/smear_v0`` (and ``smear_v0``) in PettingZoo's registry (PettingZoo >=
 1.27, ``pettingzoo.make("aec", "smear/smear_v0")``): at once when PettingZoo is already imported,
 otherwise as soon as it is. Older PettingZoo without a registry is left alone.
 
 In the same way it registers the single-seat Gymnasium env as ``smear_env/SmearSingleSeat-v0`` in
 Gymnasium's registry (``gymnasium.make("smear_env/SmearSingleSeat-v0", opponents="heuristic")``; the
-factory is :func:`smear_env.single_seat.make_env`). Without importing ``smear_env`` first, Gymnasium's
+factory is :func:`smear_env.gym.single_seat.make_env`). Without importing ``smear_env`` first, Gymnasium's
 module prefix does it: ``gymnasium.make("smear_env:smear_env/SmearSingleSeat-v0")``. Its vector entry point
-is :func:`smear_env.vector_env.make_vector_env` (``gymnasium.make_vec("smear_env/SmearSingleSeat-v0",
-num_envs=N)``: N games on the batched engine, :class:`smear_env.vector_env.SmearVectorEnv`).
+is :func:`smear_env.gym.vector_env.make_vector_env` (``gymnasium.make_vec("smear_env/SmearSingleSeat-v0",
+num_envs=N)``: N games on the batched engine, :class:`smear_env.gym.vector_env.SmearVectorEnv`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from typing import Any
 __version__ = "0.1.0"
 
 ENV_IDS = ("smear/smear_v0", "smear_v0")
-_ENTRY_POINT = "smear_env.env:env"
+_ENTRY_POINT = "smear_env.envs.aec:env"
 GYM_ENV_ID = "smear_env/SmearSingleSeat-v0"
-_GYM_ENTRY_POINT = "smear_env.single_seat:make_env"
-_GYM_VECTOR_ENTRY_POINT = "smear_env.vector_env:make_vector_env"
+_GYM_ENTRY_POINT = "smear_env.gym.single_seat:make_env"
+_GYM_VECTOR_ENTRY_POINT = "smear_env.gym.vector_env:make_vector_env"
 
 
 def register_pettingzoo(pettingzoo_module: Any | None = None) -> bool:

@@ -31,10 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import __version__
-from .actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
 from .agents.checkpoint import FORMAT as CHECKPOINT_FORMAT
-from .observation import ENV_VERSION, OBS_SIZE, obs_layout_hash
-from .record import FORMAT as RECORD_FORMAT
+from .core.actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
+from .engine.observation import ENV_VERSION, OBS_SIZE, obs_layout_hash
+from .engine.record import FORMAT as RECORD_FORMAT
 
 PACKAGE_VERSION = __version__
 

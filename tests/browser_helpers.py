@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from smear_env.actions import action_name
+from smear_env.core.actions import action_name
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from smear_env.actions import action_name, parse_action
-from smear_env.config import SmearRules
-from smear_env.game import Game
+from smear_env.core.actions import action_name, parse_action
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import Game
 
 
 def _make_game(

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from smear_env.cards import CARD_NAMES, cards_of
-from smear_env.game import BIDDING, Game
+from smear_env.core.cards import CARD_NAMES, cards_of
+from smear_env.engine.game import BIDDING, Game
 
 _CARD = re.compile(r"(?<![0-9A-Za-z])([789TJQKA][CDHS])(?![0-9A-Za-z])")
 _RANDOM_IDS = frozenset({"game_id", "links", "token"})

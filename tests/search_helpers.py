@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smear_env.config import SmearRules
-from smear_env.infoset import PlayerView, sample_hidden
-from smear_env.vector import VectorGame
+from smear_env.core.config import SmearRules
+from smear_env.engine.infoset import PlayerView, sample_hidden
+from smear_env.engine.vector import VectorGame
 
 
 def hidden_twins(views: Sequence[PlayerView], rules: SmearRules, rng: np.random.Generator

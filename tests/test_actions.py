@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from smear_env import actions as A
+from smear_env.core import actions as A
 
 
 def test_layout_constants() -> None:

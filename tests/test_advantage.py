@@ -15,8 +15,8 @@ from smear_env.agents.checkpoint import CheckpointError, load_agent
 from smear_env.agents.registry import rollout_players
 from smear_env.agents.rollout import team_actions
 from smear_env.agents.shipped import checkpoint_file
-from smear_env.config import SmearRules
-from smear_env.vector import VectorGame
+from smear_env.core.config import SmearRules
+from smear_env.engine.vector import VectorGame
 from training import advantage
 from training.checkpoint import save_tensors
 
@@ -39,7 +39,7 @@ def test_values_are_exact_in_the_true_deal_and_the_policys_value_is_what_the_gam
     for _ in range(23):  # into the play of the first hand in most lanes
         vg.step(team_actions(team, opp, vg.observe(), vg.legal_mask(), vg.to_act))
     from smear_env.agents.rollout import true_deal, values_in_deals
-    from smear_env.observation import decode_batch
+    from smear_env.engine.observation import decode_batch
 
     lanes = np.flatnonzero((vg.phase == 3) & ((vg.to_act & 1) == 0))
     assert lanes.size > 10
@@ -173,7 +173,7 @@ def test_a_correction_changes_nothing_outside_its_score_range(tmp_path: Path, va
                                                               ) -> None:
     """A correction with a score range takes its planted action only at positions whose two raw scores lie
     within it (both players alike); elsewhere every choice is the base policy's."""
-    from smear_env.observation import SCORES
+    from smear_env.engine.observation import SCORES
 
     planted, data = _planted(values)
     obs, mask = values["obs"].astype(np.float32), values["mask"]
@@ -296,7 +296,7 @@ def test_training_from_a_corrected_checkpoint_says_the_corrections_are_left_behi
 
 def test_a_correction_exchanges_two_logits_only_beyond_its_margin() -> None:
     from smear_env.agents.checkpoint import Correction
-    from smear_env.observation import OBS_SIZE, SCORES
+    from smear_env.engine.observation import OBS_SIZE, SCORES
 
     c = Correction(net=None, margin=0.05)  # type: ignore[arg-type]
     inf = -np.inf
@@ -348,7 +348,7 @@ def test_values_against_a_drawing_opponent_are_seeded_and_another_rounds_values_
     assert fit["rows"] == 250 and fit["more_values"][0]["opponent"] == "random"
     assert "max_logit_gap" not in agent.meta["corrections"][-1]  # no trust region: no entry
     # the scores of the positions of both folders: where the correction applies
-    from smear_env.observation import SCORES
+    from smear_env.engine.observation import SCORES
 
     fitted = np.concatenate([np.load(d / f"values_{0}.npz")["obs"] for d in (heur, rand)])
     assert agent.meta["corrections"][-1]["score_range"] == {

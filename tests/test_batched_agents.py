@@ -7,16 +7,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from smear_env.actions import NUM_ACTIONS
 from smear_env.agents import make_agent
 from smear_env.agents.base import RandomAgent
 from smear_env.agents.batched import BatchedCheckpointAgent, BatchedRandomAgent, PerSlotAgent
 from smear_env.agents.checkpoint import prefixed, read_checkpoint
 from smear_env.agents.registry import can_vectorise, make_batched_agent
 from smear_env.agents.shipped import shipped_path
-from smear_env.config import SmearRules
-from smear_env.observation import OBS_SIZE
-from smear_env.vector import VectorGame
+from smear_env.core.actions import NUM_ACTIONS
+from smear_env.core.config import SmearRules
+from smear_env.engine.observation import OBS_SIZE
+from smear_env.engine.vector import VectorGame
 
 RULE_VARIANTS = [
     SmearRules(),
@@ -292,7 +292,7 @@ HEURISTIC_RULES = [
 
 
 def _decision_kind(obs: np.ndarray, mask: np.ndarray) -> str:
-    from smear_env.observation import TRICK_LEADER, TRUMP_
+    from smear_env.engine.observation import TRICK_LEADER, TRUMP_
 
     first = int(np.flatnonzero(mask)[0])
     if first < 4:
@@ -361,11 +361,11 @@ def test_batched_heuristic_equals_heuristic_agent_on_vector_games():
 
 
 def _reference_states(rules: SmearRules, games: int, seed: int, driver: str):
-    """(obs, mask) of every decision of ``games`` reference-engine games (smear_env.game.Game, observed
-    through smear_env.observation.observe), played by the heuristic or at random."""
+    """(obs, mask) of every decision of ``games`` reference-engine games (smear_env.engine.game.Game, observed
+    through smear_env.engine.observation.observe), played by the heuristic or at random."""
     from smear_env.agents.heuristic import HeuristicAgent
-    from smear_env.game import GAME_OVER, HAND_OVER, Game
-    from smear_env.observation import observe
+    from smear_env.engine.game import GAME_OVER, HAND_OVER, Game
+    from smear_env.engine.observation import observe
 
     rng = np.random.default_rng(seed)
     heur = HeuristicAgent(rules)
@@ -474,7 +474,7 @@ def test_batch_forward_is_the_one_row_forward_pass(hidden: list[int], canonical:
     of real positions, so that many suit orders share one batch."""
     from smear_env.agents.batched import batch_forward
     from smear_env.agents.checkpoint import NumpyPolicy
-    from smear_env.observation import suit_orders
+    from smear_env.engine.observation import suit_orders
 
     rng = np.random.default_rng(4)
     sizes = [OBS_SIZE, *hidden, NUM_ACTIONS]

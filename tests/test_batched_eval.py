@@ -10,7 +10,7 @@ import json
 import pytest
 
 from smear_env.agents.base import RandomAgent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation import batched
 from smear_env.evaluation.cli import main
 from smear_env.evaluation.duplicate import run_match, run_tournament

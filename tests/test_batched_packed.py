@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smear_env.actions import NUM_ACTIONS
 from smear_env.agents.batched import BatchedRandomAgent, select_bit
 from smear_env.agents.registry import make_batched_agent
-from smear_env.batched_table import LEARNER, BatchedTable
-from smear_env.config import SmearRules
+from smear_env.core.actions import NUM_ACTIONS
+from smear_env.core.config import SmearRules
+from smear_env.engine.observation import HAND_SIZES, OBS_SIZE, SCORES, TARGET
+from smear_env.engine.vector import VectorGame
 from smear_env.evaluation import batched as eb
-from smear_env.observation import HAND_SIZES, OBS_SIZE, SCORES, TARGET
-from smear_env.table import TableOptions
-from smear_env.vector import VectorGame
+from smear_env.tables.batched_table import LEARNER, BatchedTable
+from smear_env.tables.table import TableOptions
 
 RULES = [
     SmearRules(),

@@ -1,6 +1,6 @@
-"""The batched table (smear_env.batched_table) means what the single table (smear_env.table) means: every
-lane is mirrored by a reference ``Table`` with the same options and deals, given the same decisions, and
-rewards, episode ends, truncation and what starts next are compared step by step."""
+"""The batched table (smear_env.tables.batched_table) means what the single table (smear_env.tables.table)
+means: every lane is mirrored by a reference ``Table`` with the same options and deals, given the same
+decisions, and rewards, episode ends, truncation and what starts next are compared step by step."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 
 from smear_env.agents.base import RandomAgent
 from smear_env.agents.batched import BatchedRandomAgent as BatchedRandom
-from smear_env.batched_table import LEARNER, BatchedTable
-from smear_env.config import SmearRules
-from smear_env.observation import action_mask, encode_game
-from smear_env.table import NEXT_GAME, NEXT_HAND, Table, TableOptions, play, start_agents
-from smear_env.vector import lane_deal
+from smear_env.core.config import SmearRules
+from smear_env.engine.observation import action_mask, encode_game
+from smear_env.engine.vector import lane_deal
+from smear_env.tables.batched_table import LEARNER, BatchedTable
+from smear_env.tables.table import NEXT_GAME, NEXT_HAND, Table, TableOptions, play, start_agents
 
 
 class LaneDeals:

@@ -1,11 +1,11 @@
-"""Cards (R2, R3) and the game-point values (R16, smear_env.rules)."""
+"""Cards (R2, R3) and the game-point values (R16, smear_env.core.rules)."""
 
 from __future__ import annotations
 
 import pytest
 
-from smear_env import cards as C
-from smear_env.rules import game_points
+from smear_env.core import cards as C
+from smear_env.core.rules import game_points
 
 
 def test_R2_deck_has_32_cards_in_4_suits_of_8_ranks() -> None:

@@ -10,9 +10,9 @@ import torch
 
 from smear_env.agents.checkpoint import CheckpointError, load_agent, obs_layout_hash, read_checkpoint
 from smear_env.agents.registry import make_agent
-from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, Game
-from smear_env.observation import OBS_SIZE, observe
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import HAND_OVER, Game
+from smear_env.engine.observation import OBS_SIZE, observe
 from training.checkpoint import base_metadata, export_policy, load_policy_state, save_tensors
 from training.policy import SmearPolicy
 

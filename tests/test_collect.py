@@ -6,8 +6,8 @@ import numpy as np
 
 from smear_env.agents.registry import rollout_players
 from smear_env.agents.rollout import team_actions
-from smear_env.config import SmearRules
-from smear_env.vector import VectorGame
+from smear_env.core.config import SmearRules
+from smear_env.engine.vector import VectorGame
 from training.collect import Collector
 
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from smear_env.config import RuleOptionError, SmearRules
+from smear_env.core.config import RuleOptionError, SmearRules
 
 ALLOWED = {
     "kitty_size": [0, 1, 2, 3],

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from smear_env.actions import (
+from smear_env.core.actions import (
     DISCARD_ACTION_BASE,
     PASS_ACTION,
     PLAY_ACTION_BASE,

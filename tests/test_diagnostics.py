@@ -7,9 +7,9 @@ import pytest
 
 from smear_env.agents.composite import CompositeAgent, parse_split_spec, row_phases
 from smear_env.agents.registry import make_composite
-from smear_env.config import SmearRules
-from smear_env.game import BIDDING, DISCARD, PLAY, TRUMP
-from smear_env.vector import VectorGame
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import BIDDING, DISCARD, PLAY, TRUMP
+from smear_env.engine.vector import VectorGame
 from training.diagnostics import BidStats, match_with_bids
 
 

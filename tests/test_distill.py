@@ -7,8 +7,8 @@ import pytest
 
 from smear_env.agents.batched import BatchedCheckpointAgent
 from smear_env.agents.registry import rollout_from_spec
-from smear_env.config import SmearRules
-from smear_env.vector import VectorGame
+from smear_env.core.config import SmearRules
+from smear_env.engine.vector import VectorGame
 from training.distill import load_targets, main, save_targets
 
 

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from smear_env.config import SmearRules  # noqa: E402
+from smear_env.core.config import SmearRules  # noqa: E402
 from tests.ray_helpers import local_ray_session  # noqa: E402
 from training.distributed.pool import LocalPool, open_pool  # noqa: E402
 from training.distributed.settings import RaySettings, SettingsError  # noqa: E402

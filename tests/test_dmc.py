@@ -56,8 +56,8 @@ def test_dmc_iterate_trains_on_finished_decisions_and_counts_them():
 def test_bid_epsilon_explores_the_bids_only():
     """epsilon 0 and bid_epsilon 1: every card play is the greedy one, the bids are drawn at random (all four
     seen), and the actors of ``collect`` use that pair."""
-    from smear_env.actions import TRUMP_ACTION_BASE
-    from smear_env.vector import VectorGame
+    from smear_env.core.actions import TRUMP_ACTION_BASE
+    from smear_env.engine.vector import VectorGame
 
     tr = _trainer("algorithm.epsilon=0.0", "algorithm.bid_epsilon=1.0")
     vg = VectorGame(256, tr.rules, seed=2)
@@ -83,7 +83,7 @@ def test_bid_epsilon_explores_the_bids_only():
 
 def test_dmc_checkpoint_plays_argmax_q(tmp_path):
     """The saved Q-head is an ordinary checkpoint: its greedy player picks the legal action of highest Q."""
-    from smear_env.vector import VectorGame
+    from smear_env.engine.vector import VectorGame
     from training.checkpoint import base_metadata, save_policy
 
     tr = _trainer()

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from smear_env.config import SmearRules
-from smear_env.game import STATE_FIELDS, Game, deal_from, playable_led_card, shuffled_deal
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import STATE_FIELDS, Game, deal_from, playable_led_card, shuffled_deal
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,21 +1,21 @@
-"""The parts of the game written once (smear_env.phases, observation.feature_parts, smear_env.recording),
-checked against answers worked out by hand rather than against the other engine: a scripted hand's
-observation from two seats on both engines, the legal actions of known positions, the kitty, and the
-integer and array forms of the legal-action function on the states of random play."""
+"""The parts of the game written once (smear_env.core.phases, observation.feature_parts,
+smear_env.engine.recording), checked against answers worked out by hand rather than against the other engine:
+a scripted hand's observation from two seats on both engines, the legal actions of known positions, the kitty,
+and the integer and array forms of the legal-action function on the states of random play."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from smear_env import observation as O
-from smear_env import phases
-from smear_env.actions import bid_action, discard_action, play_action, trump_action
-from smear_env.cards import parse_card
-from smear_env.config import SmearRules
-from smear_env.game import Game
-from smear_env.record import replay, validate_record
-from smear_env.vector import VectorGame, deck_of
+from smear_env.core import phases
+from smear_env.core.actions import bid_action, discard_action, play_action, trump_action
+from smear_env.core.cards import parse_card
+from smear_env.core.config import SmearRules
+from smear_env.engine import observation as O
+from smear_env.engine.game import Game
+from smear_env.engine.record import replay, validate_record
+from smear_env.engine.vector import VectorGame, deck_of
 
 DEAL = [
     ["AC", "KC", "QC", "JC", "TC", "9C"],

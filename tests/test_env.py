@@ -13,11 +13,11 @@ from pettingzoo.test.state_test import test_state as pz_state_test
 from pettingzoo.test.state_test import test_state_space as pz_state_space_test
 
 import smear_env
-from smear_env import observation as O
 from smear_env import smear_v0
-from smear_env.config import RuleOptionError
-from smear_env.env import STATE_SIZE
-from smear_env.game import IllegalActionError
+from smear_env.core.config import RuleOptionError
+from smear_env.engine import observation as O
+from smear_env.engine.game import IllegalActionError
+from smear_env.envs.aec import STATE_SIZE
 
 
 def play(e, seed: int, max_iter: int = 100_000):
@@ -231,7 +231,7 @@ def test_render_modes():
 
 
 def test_docstring_observation_table_matches_code():
-    import smear_env.env as env_mod
+    import smear_env.envs.aec as env_mod
 
     doc_lines = [line.strip() for line in env_mod.__doc__.splitlines()]
     for line in O.describe().splitlines():

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from smear_env.agents import RandomAgent, make_agent
-from smear_env.cards import parse_card
-from smear_env.config import SmearRules
+from smear_env.core.cards import parse_card
+from smear_env.core.config import SmearRules
+from smear_env.engine.record import load_schema, replay
 from smear_env.evaluation import DealSequence, play_game, run_match, run_tournament
 from smear_env.evaluation.cli import main
 from smear_env.evaluation.duplicate import PairRunner
-from smear_env.record import load_schema, replay
 
 FAST = SmearRules(target_score=5)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from smear_env.agents.base import RandomAgent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation import DealSequence, agent_rng, run_match
 from smear_env.evaluation.cli import main
 

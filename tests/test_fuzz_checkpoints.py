@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from smear_env.agents.checkpoint import CheckpointError, load_agent
 from smear_env.agents.shipped import shipped_path
-from smear_env.game import Game
-from smear_env.observation import observe
+from smear_env.engine.game import Game
+from smear_env.engine.observation import observe
 
 EXAMPLES = int(os.environ.get("SMEAR_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,

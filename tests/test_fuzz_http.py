@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from smear_env.agents import make_agent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation import play_game
 from smear_env.play.web import create_app
 

@@ -18,7 +18,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from smear_env.agents.protocol import BotError
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation import run_match
 from tests.fuzz_helpers import fuzz_settings, time_bound
 

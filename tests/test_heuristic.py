@@ -7,15 +7,15 @@ import itertools
 import numpy as np
 import pytest
 
-from smear_env.actions import action_name
 from smear_env.agents.base import RandomAgent
 from smear_env.agents.heuristic import HeuristicAgent, best_suit
-from smear_env.cards import mask_of
-from smear_env.config import SmearRules
+from smear_env.core.actions import action_name
+from smear_env.core.cards import mask_of
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import GAME_OVER, HAND_OVER, Game
+from smear_env.engine.infoset import view_of
+from smear_env.engine.observation import observe
 from smear_env.evaluation import run_match
-from smear_env.game import GAME_OVER, HAND_OVER, Game
-from smear_env.infoset import view_of
-from smear_env.observation import observe
 
 # seat 0 is strong in hearts; the kitty (first 3 stock cards) is 9H QS 7S
 HANDS = [

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from smear_env.cards import FULL_DECK, SUIT_MASKS
-from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, Game
-from smear_env.infoset import hidden_discard_count, sample_hidden, sample_hidden_many, view_of
+from smear_env.core.cards import FULL_DECK, SUIT_MASKS
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import HAND_OVER, Game
+from smear_env.engine.infoset import hidden_discard_count, sample_hidden, sample_hidden_many, view_of
 
 
 def _check(game: Game, seat: int, deal, view) -> None:
@@ -66,7 +66,7 @@ def test_sampler_is_uniform_over_consistent_assignments():
     club (a shown void) and slot 1 no diamond; every consistent assignment is drawn equally often."""
     from itertools import permutations
 
-    from smear_env.infoset import _allocate
+    from smear_env.engine.infoset import _allocate
 
     cards = [0, 1, 2, 8, 9, 10]
     unknown = sum(1 << c for c in cards)
@@ -150,7 +150,7 @@ def _valid_assignments(cards: list[int], slots) -> set:
 def test_the_many_sampler_is_uniform_over_consistent_assignments(slots) -> None:
     """_allocate_many draws every consistent assignment equally often (each within 2.5 points of its
     share), and nothing else; an impossible split is None, as for _allocate."""
-    from smear_env.infoset import _allocate_many
+    from smear_env.engine.infoset import _allocate_many
 
     cards = [0, 1, 2, 8, 9, 10]
     unknown = sum(1 << c for c in cards)
@@ -213,7 +213,7 @@ def test_the_many_sampler_is_seeded_and_checks_n() -> None:
 def test_relative_view_rotates_seats_and_teams_field_by_field(seed, kitty, steps):
     """``relative()`` against its definition: relative seat r is absolute seat (r + s) % 4, the observer's
     team is team 0, every other field unchanged; a view of seat 0 is its own relative form."""
-    from smear_env.game import Phase
+    from smear_env.engine.game import Phase
 
     g = Game(SmearRules(kitty_size=kitty, target_score=1000), seed=seed)
     rng = np.random.default_rng(seed)

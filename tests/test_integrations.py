@@ -14,9 +14,9 @@ import pytest
 
 import smear_env
 from smear_env.agents.heuristic import HeuristicAgent
-from smear_env.config import RuleOptionError
-from smear_env.game import IllegalActionError
-from smear_env.single_seat import SmearSingleSeatEnv, make_env
+from smear_env.core.config import RuleOptionError
+from smear_env.engine.game import IllegalActionError
+from smear_env.gym.single_seat import SmearSingleSeatEnv, make_env
 
 GYM_ID = "smear_env/SmearSingleSeat-v0"
 

@@ -1,5 +1,5 @@
-"""smear_env.integrations.openspiel: python_smear passes OpenSpiel's own checks and plays smear_v0's games.
-Skipped unless open_spiel is installed (``make test-openspiel``)."""
+"""smear_env.envs.integrations.openspiel: python_smear passes OpenSpiel's own checks and plays smear_v0's
+games. Skipped unless open_spiel is installed (``make test-openspiel``)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import pyspiel  # noqa: E402
 from open_spiel.python import rl_environment  # noqa: E402
 from open_spiel.python.observation import make_observation  # noqa: E402
 
-from smear_env.config import SmearRules  # noqa: E402
-from smear_env.env import env as smear_env  # noqa: E402
-from smear_env.game import BIDDING, PLAY  # noqa: E402
-from smear_env.integrations import openspiel as sm  # noqa: E402
-from smear_env.observation import OBS_SIZE, encode_game  # noqa: E402
-from smear_env.record import validate_record  # noqa: E402
+from smear_env.core.config import SmearRules  # noqa: E402
+from smear_env.engine.game import BIDDING, PLAY  # noqa: E402
+from smear_env.engine.observation import OBS_SIZE, encode_game  # noqa: E402
+from smear_env.engine.record import validate_record  # noqa: E402
+from smear_env.envs.aec import env as smear_env  # noqa: E402
+from smear_env.envs.integrations import openspiel as sm  # noqa: E402
 
 INFO = pyspiel.IIGObservationType(perfect_recall=True)
 OBS = pyspiel.IIGObservationType(perfect_recall=False)
@@ -407,8 +407,8 @@ def test_ismcts_and_mcts_bots_play_through_evaluate_bots():
 
 def test_openspiel_agent_spec_plays_legal_moves_from_the_seats_view():
     from smear_env.agents.registry import make_agent
-    from smear_env.game import Game
-    from smear_env.observation import observe
+    from smear_env.engine.game import Game
+    from smear_env.engine.observation import observe
 
     agent = make_agent("openspiel:ismcts,simulations=12")
     assert agent.name == "openspiel:ismcts,simulations=12"
@@ -440,8 +440,8 @@ def test_the_agent_answers_from_the_view_alone():
     """Two games that differ only in cards the seat cannot see give the same answer from the same
     generator state."""
     from smear_env.agents.registry import make_agent
-    from smear_env.game import Game
-    from smear_env.observation import observe
+    from smear_env.engine.game import Game
+    from smear_env.engine.observation import observe
 
     agent = make_agent("openspiel:ismcts,simulations=16")
     rules = SmearRules()
@@ -461,9 +461,9 @@ def test_the_agent_answers_from_the_view_alone():
 def test_worlds_from_a_seats_view_alone_show_that_seat_its_own_observation(kitty_size):
     """The agent's worlds: from the relative view decoded from an observation, a world whose seat 0 sees
     exactly that observation and has the same legal actions, at every decision of random games."""
-    from smear_env.game import Game
-    from smear_env.infoset import sample_hidden
-    from smear_env.observation import decode, observe
+    from smear_env.engine.game import Game
+    from smear_env.engine.infoset import sample_hidden
+    from smear_env.engine.observation import decode, observe
 
     rules = SmearRules(kitty_size=kitty_size, target_score=4)
     rng = np.random.default_rng(5409 + kitty_size)

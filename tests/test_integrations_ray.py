@@ -14,7 +14,7 @@ pytest.importorskip("ray.rllib")
 
 import ray  # noqa: E402
 
-from smear_env.config import SmearRules  # noqa: E402
+from smear_env.core.config import SmearRules  # noqa: E402
 from smear_env.evaluation import run_match  # noqa: E402
 from smear_env.evaluation.cli import main as eval_main  # noqa: E402
 
@@ -93,7 +93,7 @@ def test_exported_policy_computes_the_rllib_module_logits():
     import torch
 
     from smear_env import smear_v0
-    from smear_env.integrations.rllib import MASK_KEY, OBS_KEY, SmearMultiAgentEnv, module_spec
+    from smear_env.envs.integrations.rllib import MASK_KEY, OBS_KEY, SmearMultiAgentEnv, module_spec
     from training.algorithms.rllib_ppo import from_smear_state_dict, to_smear_state_dict
     from training.policy import SmearPolicy, obs_scale
 

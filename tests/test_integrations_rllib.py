@@ -1,5 +1,5 @@
-"""smear_env.integrations.rllib: the RLlib MultiAgentEnv adapter, policy mapping, module spec, and one PPO
-iteration on a local Ray. Skipped unless ray[rllib] is installed (``make test-rllib``)."""
+"""smear_env.envs.integrations.rllib: the RLlib MultiAgentEnv adapter, policy mapping, module spec, and one
+PPO iteration on a local Ray. Skipped unless ray[rllib] is installed (``make test-rllib``)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ pytest.importorskip("ray.rllib")
 from gymnasium import spaces  # noqa: E402
 
 from smear_env import smear_v0  # noqa: E402
-from smear_env.env import AGENTS  # noqa: E402
-from smear_env.integrations.rllib import (  # noqa: E402
+from smear_env.envs.aec import AGENTS  # noqa: E402
+from smear_env.envs.integrations.rllib import (  # noqa: E402
     MASK_KEY,
     OBS_KEY,
     SmearMultiAgentEnv,
@@ -121,7 +121,7 @@ def test_policy_mapping_and_module_spec():
 
 
 def test_ppo_config_waits_for_samples_on_a_loaded_machine():
-    from smear_env.integrations.rllib import ppo_config
+    from smear_env.envs.integrations.rllib import ppo_config
 
     cfg = ppo_config({"kitty_size": 2}).env_runners(num_env_runners=2)
     assert cfg.sample_timeout_s is None  # RLlib's 60 s default drops a slow runner's samples
@@ -130,7 +130,7 @@ def test_ppo_config_waits_for_samples_on_a_loaded_machine():
 def test_one_ppo_iteration_with_team_policies_on_local_ray():
     import ray
 
-    from smear_env.integrations.rllib import ppo_config
+    from smear_env.envs.integrations.rllib import ppo_config
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -151,10 +151,10 @@ def test_one_ppo_iteration_with_team_policies_on_local_ray():
 
 def test_rllibs_own_action_masking_example_runs_after_one_import():
     """RLlib's documented path: the env by name, its own ActionMaskingTorchRLModule, nothing else from this
-    project than ``import smear_env.integrations.rllib`` (which registers "smear_v0")."""
+    project than ``import smear_env.envs.integrations.rllib`` (which registers "smear_v0")."""
     code = """
 import ray
-import smear_env.integrations.rllib  # noqa: F401
+import smear_env.envs.integrations.rllib  # noqa: F401
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec

@@ -1,4 +1,4 @@
-"""smear_env.integrations.tianshou: Tianshou's PettingZooEnv + masked DQN collect and train on smear_v0.
+"""smear_env.envs.integrations.tianshou: Tianshou's PettingZooEnv + masked DQN collect and train on smear_v0.
 Skipped unless tianshou is installed (``make test-tianshou``)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ pytest.importorskip("tianshou")
 from tianshou.data import Collector, CollectStats, VectorReplayBuffer  # noqa: E402
 from tianshou.env import DummyVectorEnv  # noqa: E402
 
-from smear_env.env import AGENTS  # noqa: E402
-from smear_env.integrations.tianshou import masked_dqn, tianshou_env  # noqa: E402
+from smear_env.envs.aec import AGENTS  # noqa: E402
+from smear_env.envs.integrations.tianshou import masked_dqn, tianshou_env  # noqa: E402
 
 
 def test_env_observation_holds_the_mask_of_the_agent_to_act():

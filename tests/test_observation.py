@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smear_env import observation as O
-from smear_env.actions import NUM_ACTIONS, PASS_ACTION
-from smear_env.config import SmearRules
-from smear_env.game import GAME_OVER, HAND_OVER, Game
-from smear_env.infoset import view_of
+from smear_env.core.actions import NUM_ACTIONS, PASS_ACTION
+from smear_env.core.config import SmearRules
+from smear_env.engine import observation as O
+from smear_env.engine.game import GAME_OVER, HAND_OVER, Game
+from smear_env.engine.infoset import view_of
 
 
 def random_states(n_games: int, seed: int, max_steps: int = 250):
@@ -175,7 +175,7 @@ def test_layout_rows_are_the_one_source_of_terms_bounds_scale_and_suit_tables():
 def test_every_player_view_field_is_one_layout_term():
     import dataclasses
 
-    from smear_env.infoset import PlayerView
+    from smear_env.engine.infoset import PlayerView
 
     fields = [f.name for f in dataclasses.fields(PlayerView)]
     assert fields[1:-1] == [t.field for t in O.LAYOUT if t.field is not None]

@@ -9,21 +9,21 @@ import numpy as np
 import pytest
 
 from smear_env.agents.registry import parse_agent_options
-from smear_env.env import parse_env_options
+from smear_env.core.rules import playable
+from smear_env.core.seeding import SeedError, check_seed
+from smear_env.engine.game import playable_led_card
+from smear_env.engine.lane_deals import lane_deal
+from smear_env.engine.vector import VectorGame
+from smear_env.envs.aec import parse_env_options
 from smear_env.evaluation.pairs import DealSequence
-from smear_env.game import playable_led_card
-from smear_env.lane_deals import lane_deal
-from smear_env.rules import playable
-from smear_env.seeding import SeedError, check_seed
-from smear_env.table import check_run_arguments
-from smear_env.vector import VectorGame
-from smear_env.vector_env import SmearVectorEnv
+from smear_env.gym.vector_env import SmearVectorEnv
+from smear_env.tables.table import check_run_arguments
 
 
 @pytest.mark.parametrize(("module", "old", "new"), [
     ("smear_env.agents.registry", "parse_options", parse_agent_options),
-    ("smear_env.env", "parse_options", parse_env_options),
-    ("smear_env.game", "playable", playable_led_card),
+    ("smear_env.envs.aec", "parse_options", parse_env_options),
+    ("smear_env.engine.game", "playable", playable_led_card),
 ])
 def test_a_renamed_public_name_is_a_deprecated_alias(module, old, new):
     mod = importlib.import_module(module)
@@ -43,7 +43,8 @@ def test_playable_takes_the_led_suit_and_playable_led_card_the_led_card():
 @pytest.mark.parametrize("seed", [-1, 2**64, 1.5, True, "3", np.bool_(True)])
 def test_every_seed_entry_refuses_the_same_seeds_with_one_error(seed):
     """The engine, its deals, the batched table's vector env, the duplicate deal sequences and the public
-    entries all check seeds with smear_env.seeding.check_seed: a SeedError (a TypeError and a ValueError)."""
+    entries all check seeds with smear_env.core.seeding.check_seed: a SeedError (a TypeError and a
+    ValueError)."""
     entries = [lambda: check_seed(seed), lambda: check_seed(seed, allow_none=False),
                lambda: VectorGame(1, seed=seed), lambda: lane_deal(seed, 0, 0, 0),
                lambda: DealSequence(seed, 0), lambda: SmearVectorEnv(1, seed=seed)]

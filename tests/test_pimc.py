@@ -7,10 +7,10 @@ import pytest
 
 from smear_env.agents.base import Agent, RandomAgent
 from smear_env.agents.pimc import PimcAgent, greedy_discards
-from smear_env.cards import SUIT_MASKS, mask_of
-from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, Game
-from smear_env.observation import observe
+from smear_env.core.cards import SUIT_MASKS, mask_of
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import HAND_OVER, Game
+from smear_env.engine.observation import observe
 
 
 def _play_hands(rules: SmearRules, seed: int, hands: int, samples: int = 2) -> list[int]:
@@ -81,8 +81,8 @@ def test_bad_options_named():
 
 
 def _view_with_play(hand, played_by=((), (), (), ()), trick=()):
-    from smear_env.game import Phase
-    from smear_env.infoset import PlayerView
+    from smear_env.engine.game import Phase
+    from smear_env.engine.infoset import PlayerView
 
     pb = tuple(mask_of(list(p)) for p in played_by)
     return PlayerView(
@@ -95,7 +95,7 @@ def _view_with_play(hand, played_by=((), (), (), ()), trick=()):
 
 def test_r12_r16_one_class_only_when_every_deal_agrees():
     from smear_env.agents.pimc import _one_class
-    from smear_env.cards import parse_card
+    from smear_env.core.cards import parse_card
 
     c = parse_card
     # 7H and 8H: nothing between them, same card-point class (0): one search-free choice
@@ -159,8 +159,8 @@ def test_r12_infinite_switch_margin_plays_the_heuristics_cards():
     """switch_margin=inf never leaves the heuristic's card (R12), though every card is still searched; a
     pure PIMC agent (switch_margin=None) disagrees with the heuristic somewhere in these hands."""
     from smear_env.agents.heuristic import HeuristicAgent
-    from smear_env.game import PLAY
-    from smear_env.infoset import view_of
+    from smear_env.engine.game import PLAY
+    from smear_env.engine.infoset import view_of
 
     rules = SmearRules(target_score=1000)
     inf_agent = PimcAgent(rules, samples=2, budget_ms=None, switch_margin=float("inf"))
@@ -188,8 +188,8 @@ def test_r6_r8_bid_modes_bound_the_heuristics_bid():
     """bid_mode=heuristic bids as the heuristic; max never bids lower, min never higher (R6: pass = 0 <
     bid 2 < bid 3 < bid 4 as action ids)."""
     from smear_env.agents.heuristic import HeuristicAgent
-    from smear_env.game import BIDDING
-    from smear_env.infoset import view_of
+    from smear_env.engine.game import BIDDING
+    from smear_env.engine.infoset import view_of
 
     rules = SmearRules(target_score=1000)
     agents = {m: PimcAgent(rules, bid_samples=4, budget_ms=None, bid_mode=m)

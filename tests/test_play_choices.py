@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.play import choices
 
 

@@ -13,14 +13,14 @@ import pytest
 from rich.console import Console
 
 from smear_env.agents import make_agent
-from smear_env.config import SmearRules
-from smear_env.game import Game
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import Game
+from smear_env.engine.record import load_records, replay, validate_record
+from smear_env.engine.seat_view import seat_view_of
 from smear_env.play.cli import build_parser, parse_move, play, shipped_agent_path
 from smear_env.play.hints import Hinter
 from smear_env.play.session import Session
-from smear_env.record import load_records, replay, validate_record
-from smear_env.seat_view import seat_view_of
-from smear_env.table import rules_from_args
+from smear_env.tables.table import rules_from_args
 
 
 def _typed(view, k: int) -> str:

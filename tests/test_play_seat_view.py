@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smear_env.config import SmearRules
-from smear_env.game import GAME_OVER, HAND_OVER, Game
-from smear_env.infoset import view_of
-from smear_env.seat_view import (
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import GAME_OVER, HAND_OVER, Game
+from smear_env.engine.infoset import view_of
+from smear_env.engine.seat_view import (
     absolute_view,
     public_action,
     seat_view,

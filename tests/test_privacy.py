@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from smear_env import observation as O
-from smear_env.cards import FULL_DECK, SUIT_MASKS
-from smear_env.config import SmearRules
-from smear_env.game import BIDDING, GAME_OVER, HAND_OVER, Game
-from smear_env.infoset import view_of
+from smear_env.core.cards import FULL_DECK, SUIT_MASKS
+from smear_env.core.config import SmearRules
+from smear_env.engine import observation as O
+from smear_env.engine.game import BIDDING, GAME_OVER, HAND_OVER, Game
+from smear_env.engine.infoset import view_of
 
 
 def _states(n_games: int, seed: int):

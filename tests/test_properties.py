@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from smear_env.cards import FULL_DECK
-from smear_env.config import SmearRules
-from smear_env.game import BIDDING, DISCARD, GAME_OVER, HAND_OVER, TRUMP, Game
-from smear_env.record import replay, validate_record
-from smear_env.rules import game_points
+from smear_env.core.cards import FULL_DECK
+from smear_env.core.config import SmearRules
+from smear_env.core.rules import game_points
+from smear_env.engine.game import BIDDING, DISCARD, GAME_OVER, HAND_OVER, TRUMP, Game
+from smear_env.engine.record import replay, validate_record
 
 MAX_HANDS = 15
 

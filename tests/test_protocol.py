@@ -17,13 +17,13 @@ import pytest
 
 from smear_env.agents import make_agent
 from smear_env.agents.protocol import BotError, ProtocolAgent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
+from smear_env.engine.infoset import view_of
+from smear_env.engine.record import replay, validate_record
+from smear_env.engine.seat_view import seat_view, validate_seat_view
 from smear_env.evaluation import run_match
 from smear_env.evaluation.cli import main as eval_main
-from smear_env.infoset import view_of
 from smear_env.play.session import Session
-from smear_env.record import replay, validate_record
-from smear_env.seat_view import seat_view, validate_seat_view
 from tests.play_helpers import card_names_in, known_names
 from tests.test_privacy import _redeal_hidden
 
@@ -502,7 +502,7 @@ def test_a_bot_cannot_write_to_the_users_terminal(tmp_path):
         sys.path.insert(0, {str(os.getcwd())!r})
         import numpy as np
         from smear_env.agents.protocol import ProtocolAgent
-        from smear_env.config import SmearRules
+        from smear_env.core.config import SmearRules
         bot = ("import os, sys, json\\n"
                "for l in sys.stdin:\\n"
                "    if json.loads(l)['type'] == 'act':\\n"

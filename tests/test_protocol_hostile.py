@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from smear_env.record import replay, validate_record
+from smear_env.engine.record import replay, validate_record
 
 ROOT = Path(__file__).resolve().parents[1]
 BOT = ROOT / "tests" / "hostile_bot.py"

@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from smear_env import record as R
-from smear_env.config import SmearRules
-from smear_env.game import GAME_OVER, HAND_OVER, Game
+from smear_env.core.config import SmearRules
+from smear_env.engine import record as R
+from smear_env.engine.game import GAME_OVER, HAND_OVER, Game
 
 DEAL = ["AH 8H TC KC AD 9D", "KH TH 7C QC 7D KD", "7H 9H 8C JC TD 8D", "QH JH AC 9C JD QD"]
 STOCK = "AS KS QS JS TS 9S 8S 7S"

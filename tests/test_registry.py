@@ -9,7 +9,7 @@ import pytest
 
 from smear_env.agents import HeuristicAgent, RandomAgent, make_agent, registry
 from smear_env.agents.registry import parse_agent_options
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 
 
 def test_builtin_specs_and_names():
@@ -92,8 +92,8 @@ def test_shipped_checkpoint_plays_without_torch():
     code = (
         "import sys; sys.modules['torch'] = None; sys.modules['training'] = None\n"
         "from smear_env.agents import make_agent\n"
-        "from smear_env.game import Game\n"
-        "from smear_env.observation import observe\n"
+        "from smear_env.engine.game import Game\n"
+        "from smear_env.engine.observation import observe\n"
         "agent = make_agent('checkpoints/smear_v0_default.safetensors')\n"
         "import numpy as np\n"
         "g = Game(seed=0)\n"

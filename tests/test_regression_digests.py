@@ -18,7 +18,7 @@ import json
 import numpy as np
 import pytest
 
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 
 
 def _digest(*parts: object) -> str:
@@ -60,7 +60,7 @@ def test_smear_eval_rule_options_records(tmp_path, capsys):
 
 
 def _pz_trajectory(reward: str, episode: str, episodes: int, seed: int) -> str:
-    from smear_env.env import raw_env
+    from smear_env.envs.aec import raw_env
 
     env = raw_env(reward=reward, episode=episode, target_score=7)
     rng = np.random.default_rng(seed)
@@ -91,7 +91,7 @@ def test_pettingzoo_env_trajectory(reward, episode, episodes, pin):
 
 def _single_seat_trajectory(reward: str, episode: str, learning: str, episodes: int, seed: int) -> str:
     from smear_env.agents.heuristic import HeuristicAgent
-    from smear_env.single_seat import SmearSingleSeatEnv
+    from smear_env.gym.single_seat import SmearSingleSeatEnv
 
     rules = SmearRules(target_score=7)
     env = SmearSingleSeatEnv(HeuristicAgent(rules), learning=learning, reward=reward, episode=episode,

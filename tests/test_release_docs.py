@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import smear_env.env as env_mod
-import smear_env.observation as O
-from smear_env import actions as A
+import smear_env.engine.observation as O
+import smear_env.envs.aec as env_mod
+from smear_env.core import actions as A
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

@@ -11,7 +11,7 @@ import pytest
 import smear_env
 from smear_env.agents import make_agent
 from smear_env.agents import shipped as S
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,8 +22,8 @@ from smear_env.agents.checkpoint import (
 )
 from smear_env.agents.registry import make_agent
 from smear_env.agents.shipped import shipped_path
-from smear_env.game import Game
-from smear_env.observation import observe
+from smear_env.engine.game import Game
+from smear_env.engine.observation import observe
 
 SRC = shipped_path("default")
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from smear_env.agents.registry import CommandNotAllowed, check_commands_allowed, make_agent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from tests.run_helpers import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,8 +242,8 @@ def test_item8_a_save_that_fails_at_the_end_keeps_the_game_elsewhere(
         tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 50 item 8: when saving still fails at the end (the folder went away during the game), the
     record is written to the temporary folder and the message says where."""
+    from smear_env.engine.record import load_records
     from smear_env.play.cli import main
-    from smear_env.record import load_records
 
     folder = tmp_path / "games"
     folder.mkdir()
@@ -395,7 +395,7 @@ def test_item9_illegal_move_penalty_is_shared_by_partners(after: int, seed: int)
     """Issue 50 item 9: with env()'s illegal-move wrapper the offender got -1 and its partner 0, while
     partners always share a reward: now both get -1, the other team 0 (PettingZoo's classic envs give 0
     to the player that did not offend)."""
-    from smear_env.env import AGENTS
+    from smear_env.envs.aec import AGENTS
 
     offender, final = _illegal_game(after, seed)
     i = AGENTS.index(offender)

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from smear_env.actions import NUM_ACTIONS, action_id
-from smear_env.config import MAX_TARGET_SCORE, RuleOptionError, SmearRules
-from smear_env.env import env as wrapped_env
-from smear_env.env import raw_env
-from smear_env.game import Game, IllegalActionError
-from smear_env.render import render_text
-from smear_env.single_seat import SmearSingleSeatEnv
+from smear_env.core.actions import NUM_ACTIONS, action_id
+from smear_env.core.config import MAX_TARGET_SCORE, RuleOptionError, SmearRules
+from smear_env.engine.game import Game, IllegalActionError
+from smear_env.envs.aec import env as wrapped_env
+from smear_env.envs.aec import raw_env
+from smear_env.gym.single_seat import SmearSingleSeatEnv
+from smear_env.tables.render import render_text
 
 # Values that are no action id, with the reason they are refused.
 NOT_ACTION_IDS = [True, False, np.bool_(True), 3.0, np.float32(3), np.array(3.0), "3", None, [3],
@@ -239,7 +239,7 @@ def test_checkpoint_shapes_and_values_checked_at_load(tmp_path) -> None:
     """Issue 12 item 9: a head with 71 outputs, a broken layer chain, a wrong obs_scale, NaN or inf
     weights are refused at load with a CheckpointError naming the tensor (not at the first move)."""
     from smear_env.agents.checkpoint import CheckpointError, load_agent
-    from smear_env.observation import OBS_SIZE
+    from smear_env.engine.observation import OBS_SIZE
 
     rng = np.random.default_rng(0)
     cases = {
@@ -297,7 +297,7 @@ def test_checkpoint_metadata_types_and_depth_checked(tmp_path) -> None:
 
 # ------------------------------------------------------------------------------------------- item 10
 def _record(seed: int = 0) -> dict:
-    from smear_env.game import HAND_OVER
+    from smear_env.engine.game import HAND_OVER
 
     g = Game(SmearRules(target_score=2), seed=seed)
     rng = np.random.default_rng(seed)
@@ -315,7 +315,7 @@ def test_replay_of_malformed_records_raises_validation_error() -> None:
     IndexError, TypeError or RecursionError)."""
     import copy
 
-    from smear_env.record import RecordValidationError, replay
+    from smear_env.engine.record import RecordValidationError, replay
 
     rec = _record()
     replay(rec)
@@ -348,7 +348,7 @@ def test_replay_of_malformed_records_raises_validation_error() -> None:
 def test_jsonl_with_bad_last_line_reports_it_and_can_return_the_valid_prefix(tmp_path) -> None:
     """Issue 12 item 10: one bad last line no longer makes the whole file unreadable: the error names the
     line and carries the valid records; strict=False returns them with a warning."""
-    from smear_env.record import RecordFileError, load_records, save_records
+    from smear_env.engine.record import RecordFileError, load_records, save_records
 
     recs = [_record(s) for s in range(3)]
     path = tmp_path / "games.jsonl"

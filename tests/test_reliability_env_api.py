@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import smear_env  # noqa: F401 - registers smear_env/SmearSingleSeat-v0
-from smear_env.config import RuleOptionError
-from smear_env.env import UnknownOptionError, raw_env
-from smear_env.env import env as wrapped_env
-from smear_env.seeding import SEED_LIMIT, check_seed
-from smear_env.single_seat import SmearSingleSeatEnv, make_env
+from smear_env.core.config import RuleOptionError
+from smear_env.core.seeding import SEED_LIMIT, check_seed
+from smear_env.envs.aec import UnknownOptionError, raw_env
+from smear_env.envs.aec import env as wrapped_env
+from smear_env.gym.single_seat import SmearSingleSeatEnv, make_env
 
 GYM_ID = "smear_env/SmearSingleSeat-v0"
 

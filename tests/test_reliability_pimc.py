@@ -11,9 +11,9 @@ import pytest
 from smear_env.agents import pimc as P
 from smear_env.agents.heuristic import HeuristicAgent
 from smear_env.agents.registry import make_agent
-from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, Game
-from smear_env.observation import observe
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import HAND_OVER, Game
+from smear_env.engine.observation import observe
 
 RULES = SmearRules(target_score=1000)
 

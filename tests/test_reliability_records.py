@@ -10,12 +10,12 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from smear_env import record as R
 from smear_env.agents.heuristic import HeuristicAgent
-from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, Game
-from smear_env.observation import observe
-from smear_env.record import (
+from smear_env.core.config import SmearRules
+from smear_env.engine import record as R
+from smear_env.engine.game import HAND_OVER, Game
+from smear_env.engine.observation import observe
+from smear_env.engine.record import (
     MAX_RECORD_LINE_BYTES,
     RecordFileError,
     RecordMismatchError,

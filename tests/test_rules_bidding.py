@@ -6,9 +6,18 @@ from collections import Counter
 
 import pytest
 
-from smear_env.cards import FULL_DECK, HAND_SIZE, mask_of
-from smear_env.config import SmearRules
-from smear_env.game import BIDDING, HAND_OVER, PLAY, TRUMP, Game, GameStateError, IllegalActionError, team_of
+from smear_env.core.cards import FULL_DECK, HAND_SIZE, mask_of
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import (
+    BIDDING,
+    HAND_OVER,
+    PLAY,
+    TRUMP,
+    Game,
+    GameStateError,
+    IllegalActionError,
+    team_of,
+)
 
 # Every card dealt; spades all in the stock.
 DEAL = ["AH 8H TC KC AD 9D", "KH TH 7C QC 7D KD", "7H 9H 8C JC TD 8D", "QH JH AC 9C JD QD"]

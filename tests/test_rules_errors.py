@@ -7,7 +7,7 @@ import copy
 import numpy as np
 import pytest
 
-from smear_env.game import Game, GameStateError, IllegalActionError
+from smear_env.engine.game import Game, GameStateError, IllegalActionError
 
 DEAL = ["AH 8H TC KC AD 9D", "KH TH 7C QC 7D KD", "7H 9H 8C JC TD 8D", "QH JH AC 9C JD QD"]
 STOCK = "AS KS QS JS TS 9S 8S 7S"

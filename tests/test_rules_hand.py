@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from smear_env.cards import SUIT_MASKS, mask_of, names, parse_card
-from smear_env.game import DISCARD, HAND_OVER, PLAY, TRUMP, IllegalActionError
+from smear_env.core.cards import SUIT_MASKS, mask_of, names, parse_card
+from smear_env.engine.game import DISCARD, HAND_OVER, PLAY, TRUMP, IllegalActionError
 
 # Seat 0 holds hearts, clubs and diamonds but no spade; the stock starts with QS JH 8D (R9 kitty order).
 KDEAL = ["AH KH 7C 8C 9D TD", "QH TH AC KC AD KD", "9H 8H QC JC QD JD", "7H TC 9C AS KS JS"]

@@ -1,5 +1,5 @@
-"""smear_env.rules (R5, R10-R20, R22/R23): every function on ints equals the same function on arrays and a
-plain branchy statement of its rule on many random inputs; the reference and the batched engine, which ask
+"""smear_env.core.rules (R5, R10-R20, R22/R23): every function on ints equals the same function on arrays and
+a plain branchy statement of its rule on many random inputs; the reference and the batched engine, which ask
 it, play those statements in random games."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import itertools
 import numpy as np
 import pytest
 
-from smear_env import rules as R
-from smear_env.cards import SUIT_MASKS, cards_of
-from smear_env.config import (
+from smear_env.core import rules as R
+from smear_env.core.cards import SUIT_MASKS, cards_of
+from smear_env.core.config import (
     GAME_POINT_TIE_VALUES,
     HIGH_LOW_VALUES,
     RuleOptionError,
@@ -352,13 +352,13 @@ def test_r5_hashed_deals_are_the_batched_engines_pinned_deals():
     assert h.hexdigest()[:16] == "4f9ab4c1a6b35394"
     hands = [[7, 19, 21, 24, 28, 31], [0, 3, 4, 13, 16, 29], [5, 8, 12, 25, 27, 30], [2, 10, 15, 17, 18, 22]]
     assert R.lane_deal(5, 3, 2, 1) == (0, hands, [26, 6, 23, 9, 14, 11, 1, 20])
-    from smear_env.vector import lane_deal
+    from smear_env.engine.vector import lane_deal
 
     assert lane_deal(5, 3, 2, 1) == R.lane_deal(5, 3, 2, 1)
 
 
 def _vector_games(rules: SmearRules, n: int, seed: int):
-    from smear_env.vector import VectorGame
+    from smear_env.engine.vector import VectorGame
 
     return VectorGame(n, rules, seed=seed)
 
@@ -367,7 +367,7 @@ def _vector_games(rules: SmearRules, n: int, seed: int):
 def test_vector_legal_bits_equal_the_spec(kitty):
     """vector.legal_bits (R10, R11, R12) on the states of random play equals the plain statements of
     playable cards, the discard pool and the trump choices."""
-    from smear_env.game import DISCARD, PLAY, TRUMP
+    from smear_env.engine.game import DISCARD, PLAY, TRUMP
 
     vg = _vector_games(SmearRules(kitty_size=kitty), 64, seed=kitty)
     rng = _rng(14)
@@ -395,7 +395,7 @@ def test_vector_legal_bits_equal_the_spec(kitty):
 def test_vector_score_and_trick_winner_equal_the_spec(rules, monkeypatch):
     """vector._score (R13-R20) equals the plain statement of the scoring on the arrays it scores;
     vector._play's trick winner (R12) equals the plain statement on the trick in play order."""
-    from smear_env.vector import VectorGame
+    from smear_env.engine.vector import VectorGame
 
     checked = {"hands": 0, "tricks": 0}
     orig = VectorGame._score
@@ -437,7 +437,7 @@ def test_vector_score_and_trick_winner_equal_the_spec(rules, monkeypatch):
 
 def test_reference_engine_equals_spec_functions_in_random_games():
     """The reference engine, now asking rules.py, still plays R10-R20 as their plain statements say."""
-    from smear_env.game import HAND_OVER, PLAY, Game
+    from smear_env.engine.game import HAND_OVER, PLAY, Game
 
     rng = _rng(19)
     hands_scored = 0
@@ -477,7 +477,7 @@ def test_reference_engine_equals_spec_functions_in_random_games():
 
 # -------------------------------------------------------------------- config: options by meaning
 def test_option_constants_are_the_allowed_values():
-    from smear_env import config as C
+    from smear_env.core import config as C
 
     assert C.HIGH_LOW_VALUES == (C.HIGH_LOW_ACE_SEVEN, C.HIGH_LOW_IN_PLAY) == ("ace_seven", "in_play")
     assert C.GAME_POINT_TIE_VALUES == (C.GAME_POINT_TIE_NOBODY, C.GAME_POINT_TIE_BIDDER)
@@ -505,7 +505,7 @@ def test_differences_from_names_changed_and_unknown_options():
 
 
 def test_deals_reexported_by_game_are_the_rules_functions():
-    from smear_env.game import deal_from, shuffled_deal
+    from smear_env.engine.game import deal_from, shuffled_deal
 
     assert deal_from is R.deal_from and shuffled_deal is R.shuffled_deal
     with pytest.raises(RuleOptionError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from smear_env.game import GAME_OVER, HAND_OVER
+from smear_env.engine.game import GAME_OVER, HAND_OVER
 
 # All four points to the bidder's team; JH played by seat 1 is captured by seat 0 (R15).
 A_DEAL = ["AH KH 7H 9C 8D 7S", "QH JH 8C 9D TS AS", "TH 9H AC KC QD 8S", "8H TC 7C AD KD KS"]

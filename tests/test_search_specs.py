@@ -14,7 +14,7 @@ from smear_env.agents.batched import OneSeatAgent
 from smear_env.agents.composite import CompositeAgent
 from smear_env.agents.registry import can_vectorise, make_batched_agent
 from smear_env.agents.rollout import RolloutAgent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation.cli import main as eval_main
 from smear_env.evaluation.duplicate import run_match
 from smear_env.evaluation.ladder import is_slow
@@ -107,8 +107,8 @@ def test_the_web_table_seats_a_rollout_spec():
 
 def test_the_protocol_bot_serves_a_split_spec():
     from smear_env.agents.serve import serve_agent
-    from smear_env.game import Game
-    from smear_env.seat_view import seat_view_of
+    from smear_env.engine.game import Game
+    from smear_env.engine.seat_view import seat_view_of
 
     rules = SmearRules()
     game = Game(rules, seed=4)

@@ -7,12 +7,12 @@ import warnings
 import numpy as np
 import pytest
 
-from smear_env import observation as O
 from smear_env.agents.base import RandomAgent
-from smear_env.config import RuleOptionError
-from smear_env.game import IllegalActionError
-from smear_env.infoset import view_of
-from smear_env.single_seat import SmearSingleSeatEnv
+from smear_env.core.config import RuleOptionError
+from smear_env.engine import observation as O
+from smear_env.engine.game import IllegalActionError
+from smear_env.engine.infoset import view_of
+from smear_env.gym.single_seat import SmearSingleSeatEnv
 
 
 def run_episode(env, seed, rng):

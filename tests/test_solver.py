@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smear_env.actions import TRUMP_ACTION_BASE
 from smear_env.agents.solver import SolverState, contract_value, solve, solve_all_moves
-from smear_env.cards import SUIT_MASKS, mask_of, parse_card
-from smear_env.config import SmearRules
-from smear_env.game import HAND_OVER, PLAY, TRUMP, Game
+from smear_env.core.actions import TRUMP_ACTION_BASE
+from smear_env.core.cards import SUIT_MASKS, mask_of, parse_card
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import HAND_OVER, PLAY, TRUMP, Game
 
 
 def _random_until_play(g: Game, rng: np.random.Generator) -> None:
@@ -122,7 +122,7 @@ def test_bad_state_is_rejected_with_names():
 
 
 def test_solver_state_takes_the_rules_object_and_reads_its_options_through_rules_py():
-    from smear_env.config import GAME_POINT_TIE_BIDDER, HIGH_LOW_IN_PLAY
+    from smear_env.core.config import GAME_POINT_TIE_BIDDER, HIGH_LOW_IN_PLAY
 
     hands = [["KS"], ["8S"], ["JS"], ["TH"]]  # KS wins the last trick for team 0: Jack and Game (14-0)
     # ace_seven: no ace or 7 of trump in play -> team 0 has 2 points < contract 3: set, -3 - 0

@@ -1,4 +1,4 @@
-"""Confidence intervals and Bradley-Terry ratings (smear_env.stats)."""
+"""Confidence intervals and Bradley-Terry ratings (smear_env.tables.stats)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from smear_env.stats import (
+from smear_env.tables.stats import (
     ELO_SCALE,
     duplicate_win_interval,
     fit_bradley_terry,

@@ -9,11 +9,11 @@ import pytest
 
 from smear_env.agents.base import RandomAgent
 from smear_env.agents.heuristic import HeuristicAgent
-from smear_env.config import RuleOptionError, SmearRules
-from smear_env.env import raw_env
-from smear_env.game import GameStateError
-from smear_env.single_seat import SmearSingleSeatEnv
-from smear_env.table import (
+from smear_env.core.config import RuleOptionError, SmearRules
+from smear_env.engine.game import GameStateError
+from smear_env.envs.aec import raw_env
+from smear_env.gym.single_seat import SmearSingleSeatEnv
+from smear_env.tables.table import (
     Lockstep,
     Table,
     TableOptions,
@@ -201,7 +201,7 @@ def test_lockstep_plays_the_same_games_as_one_table_at_a_time():
 def test_lockstep_rejects_float_and_bool_actions_without_moving():
     """Issue 12 (noticed with item 3): a batch of float or bool actions is an error, not rounded to ids;
     the table is unchanged. Integer arrays (what a batched policy returns) are accepted."""
-    from smear_env.game import IllegalActionError
+    from smear_env.engine.game import IllegalActionError
 
     rules = SmearRules(target_score=7)
     t = Table(rules)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from smear_env.agents.checkpoint import load_agent, read_checkpoint
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from training.config import load_config
 from training.train import main
 
@@ -247,8 +247,8 @@ def test_batched_imitation_rows_are_the_teachers_whole_hands():
     the row's hand for the decider's team (a multiple of 1/4, |d| <= 8); rows come in whole hands, so over a
     lane's hand the two teams' returns are opposite and the sum of all returns is 0; config checks."""
     from smear_env.agents.heuristic import HeuristicAgent
-    from smear_env.observation import decode
-    from smear_env.vector import VectorGame
+    from smear_env.engine.observation import decode
+    from smear_env.engine.vector import VectorGame
     from training.algorithms.imitation import generate_batched
 
     rules = SmearRules(target_score=5, kitty_size=2)

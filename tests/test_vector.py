@@ -1,4 +1,4 @@
-"""The batched engine (smear_env.vector) against the reference engine, lane by lane.
+"""The batched engine (smear_env.engine.vector) against the reference engine, lane by lane.
 
 Every lane of a VectorGame is mirrored by a reference Game built from the same deals
 (``vector.reference_game`` / ``vector.lane_deal``); both get the same random legal actions, and after
@@ -14,12 +14,12 @@ import os
 import numpy as np
 import pytest
 
-from smear_env.actions import NUM_ACTIONS
-from smear_env.config import SmearRules
-from smear_env.game import GAME_OVER, HAND_OVER, Game, IllegalActionError
-from smear_env.observation import OBS_SIZE, action_mask, encode_game
-from smear_env.record import replay, validate_record
-from smear_env.vector import (
+from smear_env.core.actions import NUM_ACTIONS
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import GAME_OVER, HAND_OVER, Game, IllegalActionError
+from smear_env.engine.observation import OBS_SIZE, action_mask, encode_game
+from smear_env.engine.record import replay, validate_record
+from smear_env.engine.vector import (
     VectorGame,
     VectorIllegalActionError,
     lane_deal,
@@ -313,7 +313,7 @@ class SequenceDeals:
         self.seq = lambda lane, game: DealSequence(seed, 100 * lane + game)
 
     def deals(self, lanes, games, hands):
-        from smear_env.vector import deck_of
+        from smear_env.engine.vector import deck_of
 
         seqs = [self.seq(lane, g) for lane, g in zip(lanes.tolist(), games.tolist(), strict=True)]
         perm = np.array([deck_of(*s.deal(h)) for s, h in zip(seqs, hands.tolist(), strict=True)])

@@ -14,12 +14,12 @@ import pytest
 
 import smear_env  # noqa: F401  (registers the env ids)
 from smear_env.agents.registry import make_batched_agent
-from smear_env.batched_table import LEARNER, BatchedTable
-from smear_env.config import RuleOptionError, SmearRules
-from smear_env.table import TableOptions
-from smear_env.vector import VectorIllegalActionError, random_actions
-from smear_env.vector_env import SmearSelfPlayVectorEnv, SmearVectorEnv
-from smear_env.vector_env.sb3 import SmearSB3VecEnv
+from smear_env.core.config import RuleOptionError, SmearRules
+from smear_env.engine.vector import VectorIllegalActionError, random_actions
+from smear_env.gym.vector_env import SmearSelfPlayVectorEnv, SmearVectorEnv
+from smear_env.gym.vector_env.sb3 import SmearSB3VecEnv
+from smear_env.tables.batched_table import LEARNER, BatchedTable
+from smear_env.tables.table import TableOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_ID = "smear_env/SmearSingleSeat-v0"
@@ -118,7 +118,7 @@ def test_game_win_rewards_match_final_info_and_reset_to_a_new_game():
         np.testing.assert_array_equal(r[term], np.where(won[term], 1.0, -1.0))
         assert (r[~term] == 0).all() and fi["game_over"][term].all()
         # a new game was dealt: the scores in the observation are 0 again
-        from smear_env.observation import SLICES
+        from smear_env.engine.observation import SLICES
 
         assert (obs["observation"][term][:, SLICES["scores"]] == 0).all()
         assert np.isin(info["seat"], [info["learner_seat"], (info["learner_seat"] + 2) % 4]).all()
@@ -417,7 +417,7 @@ def test_disabled_autoreset_resets_the_ended_games_by_reset_mask():
 def test_observation_space_bounds_are_tight_and_hold_every_observation():
     from gymnasium.wrappers.vector import DtypeObservation
 
-    from smear_env.observation import SLICES
+    from smear_env.engine.observation import SLICES
 
     env = SmearVectorEnv(16, opponents="random", obs_format="flat", target_score=5, seed=0)
     space = env.single_observation_space
@@ -444,7 +444,7 @@ def test_observation_space_bounds_are_tight_and_hold_every_observation():
 
 def test_single_seat_env_takes_agent_specs_and_the_same_bounds():
     from smear_env.agents.heuristic import HeuristicAgent
-    from smear_env.single_seat import SmearSingleSeatEnv
+    from smear_env.gym.single_seat import SmearSingleSeatEnv
 
     env = SmearSingleSeatEnv(opponents="heuristic", partner="random", target_score=7)
     assert isinstance(env._players[1], HeuristicAgent) and env._players[1] is not env._players[3]

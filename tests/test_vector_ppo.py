@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from smear_env.agents.checkpoint import load_agent, read_checkpoint
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from training.config import ConfigError, load_config
 from training.plot import main as plot_main
 from training.plot import read_curves
@@ -90,7 +90,7 @@ def test_vector_ppo_trains_resumes_and_plays_with_numpy(tmp_path):
     pol = SmearPolicy([32], "relu", shared_trunk=True)
     pol.load_state_dict({k[7:]: torch.from_numpy(v.copy()) for k, v in read_checkpoint(latest)[0].items()
                          if k.startswith("policy.")})
-    from smear_env.vector import VectorGame
+    from smear_env.engine.vector import VectorGame
 
     vg = VectorGame(16, SmearRules(target_score=5), seed=1)
     obs, mask = vg.observe(), vg.legal_mask()
@@ -106,7 +106,7 @@ def test_heuristic_opponent_seats_play_the_heuristic():
     decisions are the only ones stored (one per lane per collect step)."""
     from smear_env.agents.heuristic import HeuristicAgent
     from smear_env.agents.registry import make_batched_agent
-    from smear_env.observation import decode
+    from smear_env.engine.observation import decode
 
     tr = _trainer("selfplay.opponents={self: 0, random: 0, heuristic: 1}", "rules.target_score=5")
     heur = tr.players[2]
@@ -242,8 +242,8 @@ def test_suit_canonical_network_is_suit_equivariant_and_numpy_plays_it(tmp_path)
     """network.suit_canonical: renaming the suits of an observation (every suit-indexed term) renames the
     suits of the policy's action probabilities the same way and leaves the value unchanged; the numpy player
     of the saved checkpoint gives the torch logits."""
-    from smear_env.observation import SLICES, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, SUIT_PERMUTATIONS
-    from smear_env.vector import VectorGame
+    from smear_env.engine.observation import SLICES, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, SUIT_PERMUTATIONS
+    from smear_env.engine.vector import VectorGame
     from training.policy import SmearPolicy
 
     torch.manual_seed(0)

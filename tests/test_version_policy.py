@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 import smear_env
-import smear_env.env as env_mod
-from smear_env import observation as O
+import smear_env.envs.aec as env_mod
 from smear_env import versioning as V
 from smear_env.agents import checkpoint as C
+from smear_env.engine import observation as O
 
 ROOT = Path(__file__).resolve().parents[1]
 

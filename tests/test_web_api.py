@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from smear_env.agents import make_agent
-from smear_env.cards import CARD_NAMES, cards_of, parse_card
-from smear_env.config import SmearRules
+from smear_env.core.cards import CARD_NAMES, cards_of, parse_card
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import BIDDING
 from smear_env.evaluation import play_game
-from smear_env.game import BIDDING
 from smear_env.play.cli import shipped_agent_path
 from smear_env.play.web import MAX_REPLAY_HANDS, MAX_UPLOAD, build_parser, create_app
 from tests.play_helpers import card_names_in, known_names, new_web_game, serve_app, web_client

@@ -15,10 +15,10 @@ import time
 import pytest
 
 from smear_env.agents import make_agent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
+from smear_env.engine.record import save_records
 from smear_env.evaluation import play_game
 from smear_env.play.cli import shipped_agent_path
-from smear_env.record import save_records
 from tests.browser_helpers import (
     act,
     is_idle,
@@ -267,7 +267,7 @@ def test_two_people_at_one_table_in_two_browsers_against_two_agents(server, brow
 
 
 def _hand_names(game, seat):
-    from smear_env.cards import CARD_NAMES, cards_of
+    from smear_env.core.cards import CARD_NAMES, cards_of
 
     return [CARD_NAMES[c] for c in cards_of(game.hands[seat])]
 

@@ -18,9 +18,9 @@ import pytest
 from smear_env.agents import make_agent
 from smear_env.agents.checkpoint import MAX_HEADER_BYTES, CheckpointError, read_checkpoint
 from smear_env.agents.shipped import shipped_path
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
+from smear_env.core.jsonsafe import json_depth
 from smear_env.evaluation import play_game
-from smear_env.jsonsafe import json_depth
 from smear_env.play.web import MAX_RECORD_HANDS, create_app, main
 from tests.play_helpers import new_web_game, web_client
 
@@ -77,7 +77,7 @@ def test_json_depth_skips_strings_and_escapes_like_a_parser(text):
 
 
 def test_json_depth_across_chunk_boundaries():
-    from smear_env import jsonsafe
+    from smear_env.core import jsonsafe
 
     for cut in range(1, 9):  # every split of a string, an escape and brackets across two chunks
         text = "x" * (jsonsafe._CHUNK - cut) + '["\\"[\\\\",[{"]"}]]' + "[" * 3

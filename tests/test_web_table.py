@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smear_env.actions import PASS_ACTION, action_name, bid_action
-from smear_env.config import SmearRules
-from smear_env.game import Game
+from smear_env.core.actions import PASS_ACTION, action_name, bid_action
+from smear_env.core.config import SmearRules
+from smear_env.engine.game import Game
 from smear_env.play.explain import rule_notes
 from smear_env.play.web import routes as web
 from tests.play_helpers import web_client
@@ -167,7 +167,7 @@ def test_rule_notes_say_where_a_rule_option_bites():
 
 def test_a_capped_defender_hand_says_how_many_points_did_not_count():
     from smear_env.agents import make_agent
-    from smear_env.table import agent_action
+    from smear_env.tables.table import agent_action
 
     rules = SmearRules(cap_defenders=True, target_score=4)
     found = 0
@@ -194,9 +194,9 @@ def test_a_capped_defender_hand_says_how_many_points_did_not_count():
 
 def test_a_discard_hint_names_the_cards_valued_with_it(client):
     """A discard's worth is that of the whole set (the card and the heuristic's rest): the hint says which."""
-    from smear_env.actions import DISCARD_ACTION_BASE
     from smear_env.agents.pimc import greedy_discards
-    from smear_env.cards import CARD_NAMES, cards_of
+    from smear_env.core.actions import DISCARD_ACTION_BASE
+    from smear_env.core.cards import CARD_NAMES, cards_of
     from smear_env.play.hints import Hinter
 
     rules = SmearRules(target_score=5)

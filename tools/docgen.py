@@ -5,8 +5,8 @@ file (``hooks:`` in ``mkdocs.yml``) replaces each with ``GENERATORS[NAME]()``, s
 from the code at build time and cannot drift from it:
 
 * the env page's summary, agents, action ids, observation index table, options and version history come from
-  ``smear_env.actions``, ``smear_env.observation`` (``TERMS``/``SLICES`` and the term table of its
-  docstring), ``SmearRules`` and ``smear_env.env`` (its constants and its module docstring's sections:
+  ``smear_env.core.actions``, ``smear_env.engine.observation`` (``TERMS``/``SLICES`` and the term table of its
+  docstring), ``SmearRules`` and ``smear_env.envs.aec`` (its constants and its module docstring's sections:
   rewards, episodes, state, seeding), and ``smear_env.versioning.ENV_HISTORY``;
 * the training config reference is ``smear-train --help-config``; the evaluation page's CLI reference is
   ``smear-eval --help``; the agents page reads the shipped-agent table and the model cards.
@@ -59,7 +59,7 @@ def _rst_inline(text: str) -> str:
 def env_doc_sections() -> dict[str, str]:
     """The env module docstring split into its sections (``Agents``, ``Actions``, ..., ``Version history``):
     an unindented line is a heading, the indented lines below it its body (dedented)."""
-    import smear_env.env as env_mod
+    import smear_env.envs.aec as env_mod
 
     lines = (env_mod.__doc__ or "").splitlines()
     heads: dict[str, str] = {"intro": lines[0]}
@@ -86,14 +86,14 @@ def _section(*prefixes: str) -> str:
     update the page)."""
     found = [body for head, body in env_doc_sections().items() if head.startswith(prefixes)]
     if not found:
-        raise ValueError(f"smear_env.env's docstring has no section starting with {' or '.join(prefixes)}")
+        raise ValueError(f"smear_env.envs.aec's docstring has no section starting with {' or '.join(prefixes)}")
     return _rst_inline("\n\n".join(found))
 
 
 def env_summary() -> str:
-    from smear_env.actions import NUM_ACTIONS
-    from smear_env.env import AGENTS, STATE_SIZE
-    from smear_env.observation import OBS_HIGH, OBS_LOW, OBS_SIZE, SLICES, TERMS
+    from smear_env.core.actions import NUM_ACTIONS
+    from smear_env.engine.observation import OBS_HIGH, OBS_LOW, OBS_SIZE, SLICES, TERMS
+    from smear_env.envs.aec import AGENTS, STATE_SIZE
     from smear_env.versioning import ENV_VERSION
 
     rows = [
@@ -113,15 +113,15 @@ def env_summary() -> str:
 
 
 def env_agents() -> str:
-    from smear_env.env import AGENTS
+    from smear_env.envs.aec import AGENTS
 
     rows = [[f"`{a}`", i, i % 2, f"`{AGENTS[(i + 2) % 4]}`"] for i, a in enumerate(AGENTS)]
     return _table(["agent", "seat", "team", "partner"], rows) + "\n\n" + _section("Agents")
 
 
 def env_actions() -> str:
-    from smear_env import actions as A
-    from smear_env.cards import SUIT_CHARS
+    from smear_env.core import actions as A
+    from smear_env.core.cards import SUIT_CHARS
 
     def ids(lo: int, hi: int) -> str:
         return f"{lo}" if lo == hi else f"{lo} .. {hi}"
@@ -143,8 +143,8 @@ def env_actions() -> str:
 
 
 def observation_term_meanings() -> dict[str, tuple[str, str]]:
-    """term -> (size as written, meaning) from the table in ``smear_env.observation``'s docstring."""
-    import smear_env.observation as O
+    """term -> (size as written, meaning) from the table in ``smear_env.engine.observation``'s docstring."""
+    import smear_env.engine.observation as O
 
     found = {}
     for line in (O.__doc__ or "").splitlines():
@@ -155,15 +155,15 @@ def observation_term_meanings() -> dict[str, tuple[str, str]]:
 
 
 def env_observation() -> str:
-    from smear_env.observation import SLICES, TERMS, observation_bounds
-    from smear_env.table import DEFAULT_MAX_CYCLES
+    from smear_env.engine.observation import SLICES, TERMS, observation_bounds
+    from smear_env.tables.table import DEFAULT_MAX_CYCLES
 
     meanings = observation_term_meanings()
     low, high = observation_bounds(None, DEFAULT_MAX_CYCLES)
     rows = []
     for name, size, kind in TERMS:
         if name not in meanings:
-            raise ValueError(f"observation term {name!r} is missing from smear_env.observation's docstring")
+            raise ValueError(f"observation term {name!r} is missing from smear_env.engine.observation's docstring")
         written, meaning = meanings[name]
         if eval_size(written) != size:
             raise ValueError(f"observation term {name!r}: the docstring says size {written}, the code {size}")
@@ -195,8 +195,8 @@ def _field_docs(cls: type) -> dict[str, str]:
 
 
 def env_options() -> str:
-    from smear_env.config import SmearRules
-    from smear_env.env import ENV_OPTIONS, EPISODE_VALUES, RENDER_MODES, REWARD_VALUES, parse_env_options
+    from smear_env.core.config import SmearRules
+    from smear_env.envs.aec import ENV_OPTIONS, EPISODE_VALUES, RENDER_MODES, REWARD_VALUES, parse_env_options
 
     docs = _field_docs(SmearRules)
     defaults = SmearRules()

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 from safetensors.numpy import save
 
-from smear_env.actions import NUM_ACTIONS
 from smear_env.agents.checkpoint import (
     ENV_VERSION,
     FORMAT,
@@ -32,8 +31,9 @@ from smear_env.agents.checkpoint import (
     prefixed,
     read_checkpoint,
 )
-from smear_env.config import SmearRules
-from smear_env.observation import OBS_SIZE
+from smear_env.core.actions import NUM_ACTIONS
+from smear_env.core.config import SmearRules
+from smear_env.engine.observation import OBS_SIZE
 
 
 def network_metadata(network: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The batched collector: the games every stage that learns from play records, on the batched table.
 
-A :class:`Collector` is ``lanes`` games on a :class:`~smear_env.batched_table.BatchedTable`, every lane
+A :class:`Collector` is ``lanes`` games on a :class:`~smear_env.tables.batched_table.BatchedTable`, every lane
 stepped at once: :meth:`Collector.turn` observes each lane's seat to act and asks the players, the caller
 reads what it records (and may change the actions played), :meth:`Collector.step` plays them. Its users:
 the win model's games (:mod:`training.winprob`), the advantage round's values (:mod:`training.advantage`)
@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from smear_env.batched_table import LEARNER, BatchedStep, BatchedTable
-from smear_env.config import SmearRules
-from smear_env.table import TableOptions
+from smear_env.core.config import SmearRules
+from smear_env.tables.batched_table import LEARNER, BatchedStep, BatchedTable
+from smear_env.tables.table import TableOptions
 
 PLAIN = TableOptions(max_cycles=None, max_hands=200)
 """The engine's own games: no decision cut-off, games cut off at 200 hands (R21)."""

@@ -19,9 +19,9 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic import BeforeValidator, Field, SerializeAsAny, SkipValidation
 
-from smear_env.actions import short_repr
 from smear_env.agents.registry import make_agent
-from smear_env.config import RuleOptionError, SmearRules
+from smear_env.core.actions import short_repr
+from smear_env.core.config import RuleOptionError, SmearRules
 
 from .algorithms import ALGORITHMS, config_class
 from .algorithms.config_base import (
@@ -70,13 +70,13 @@ class NetworkConfig(Section):
     suit_canonical: bool = False
     """The network sees each observation with its suits renamed into a canonical order (trump first once
     known, then by the observer's holding) and its suit actions (trump, discard, play) mapped back, so what
-    it learns about one suit holds for all four (smear_env.observation.suit_orders; the algorithms whose
-    "Supports" line names it)."""
+    it learns about one suit holds for all four (smear_env.engine.observation.suit_orders; the algorithms
+    whose "Supports" line names it)."""
 
 
 class EnvConfig(Section):
-    """How experience is cut into episodes and rewarded: the table options of smear_env.table, which mean the
-    same for every algorithm and for the envs."""
+    """How experience is cut into episodes and rewarded: the table options of smear_env.tables.table, which
+    mean the same for every algorithm and for the envs."""
 
     episode: Literal["hand", "game"] = "hand"
     """Episode unit for returns: "hand" (each scored hand is an episode; the game carries on across episodes

@@ -16,7 +16,7 @@ from typing import Any, Union
 import yaml
 from pydantic import BaseModel, ValidationError, create_model
 
-from smear_env.actions import short_repr
+from smear_env.core.actions import short_repr
 
 from .algorithms.config_base import ConfigError
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation.duplicate import run_match
 
 BID_LEVELS = ("pass", "2", "3", "4")

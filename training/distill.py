@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from smear_env.actions import NUM_ACTIONS
 from smear_env.agents.shipped import checkpoint_file
-from smear_env.observation import OBS_SIZE
+from smear_env.core.actions import NUM_ACTIONS
+from smear_env.engine.observation import OBS_SIZE
 
 from . import fit as fitter
 from .checkpoint import load_policy_state, save_policy

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from smear_env.config import SmearRules
-from smear_env.stats import duplicate_win_interval
+from smear_env.core.config import SmearRules
+from smear_env.tables.stats import duplicate_win_interval
 
 
 class GreedyPolicyAgent:

@@ -37,7 +37,7 @@ import torch
 
 from smear_env.agents.registry import rollout_from_spec
 from smear_env.agents.shipped import checkpoint_file
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation.batched import one_blas_thread, worker_pool
 
 from .checkpoint import save_policy

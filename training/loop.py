@@ -57,7 +57,7 @@ def failure_text(e: BaseException, run_dir: Path | None = None) -> str:
     """One line on why training stopped: an agent's own message, an OS error's reason and file, else the
     exception's type and message (its traceback appended to ``<run_dir>/error.log``)."""
     from smear_env.agents.protocol import BotError
-    from smear_env.game import IllegalActionError
+    from smear_env.engine.game import IllegalActionError
 
     if isinstance(e, BotError | IllegalActionError):  # a bot's message ends with its stderr lines: one line
         return "an agent failed: " + " | ".join(ln.strip() for ln in str(e).splitlines() if ln.strip())

@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from smear_env.actions import NUM_ACTIONS
-from smear_env.observation import OBS_SCALE, OBS_SIZE, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
+from smear_env.core.actions import NUM_ACTIONS
+from smear_env.engine.observation import OBS_SCALE, OBS_SIZE, SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
@@ -34,7 +34,7 @@ SB3_KEY_MAP = (
 
 def obs_scale() -> np.ndarray:
     """Per-feature multiplier of the observation (1 for 0/1 features): a copy of
-    :data:`smear_env.observation.OBS_SCALE` (each term's ``scale`` in the layout)."""
+    :data:`smear_env.engine.observation.OBS_SCALE` (each term's ``scale`` in the layout)."""
     return OBS_SCALE.copy()
 
 
@@ -93,7 +93,7 @@ class SmearPolicy(nn.Module):
 
     def _inputs(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The scaled network input and, with ``suit_canonical``, each row's suit order (the observation's
-        columns renamed into the canonical suit order, :func:`smear_env.observation.suit_orders`)."""
+        columns renamed into the canonical suit order, :func:`smear_env.engine.observation.suit_orders`)."""
         if not self.suit_canonical:
             return obs * self.obs_scale, None
         p = torch.from_numpy(suit_orders(obs.detach().numpy()))

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from smear_env.actions import short_repr
+from smear_env.core.actions import short_repr
 
 from .algorithms import Trainer
 from .checkpoint import is_temporary_file, same_file

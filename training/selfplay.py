@@ -14,7 +14,7 @@ import numpy as np
 
 from smear_env.agents.base import Agent
 from smear_env.agents.registry import make_agent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 
 SELF = "self"
 SNAPSHOT = "snapshot"

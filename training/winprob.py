@@ -27,7 +27,7 @@ import torch
 
 from smear_env.agents.registry import rollout_players
 from smear_env.agents.winprob import INPUTS, KIND
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation.batched import even_shares, worker_pool
 
 from . import fit as fitter

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..config import SmearRules
+from ..core.config import SmearRules
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..infoset import PlayerView
+    from ..engine.infoset import PlayerView
 
 
 @runtime_checkable
@@ -74,7 +74,7 @@ class CallableAgent:
 
 def has_view_fast_path(agent: Any) -> bool:
     """Whether ``agent`` offers ``act_view(relative_view) -> int``: an optional extension of the protocol
-    for agents that reason on the decoded :class:`~smear_env.infoset.PlayerView` anyway. It must return
+    for agents that reason on the decoded :class:`~smear_env.engine.infoset.PlayerView` anyway. It must return
     exactly what ``act(observe(game, seat))`` returns (``view`` is ``view_of(game, seat).relative()``,
     which equals ``observation.decode(obs, mask)``); evaluation uses it to skip encoding."""
     return callable(getattr(agent, "act_view", None))

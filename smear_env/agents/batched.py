@@ -29,8 +29,8 @@ Two optional members speed up the batched table and the evaluator without changi
 
 * ``act_packed(words, legal, base, slots)`` -- ``act_batch`` on the packed form the engine holds anyway:
   ``words`` (B, 8) the observations' 0/1 features as bits
-  (:meth:`~smear_env.vector.VectorGame.observe_words`) and the legal actions as ``base + i`` for the set
-  bits ``i`` of ``legal`` (B,). :class:`~smear_env.batched_table.BatchedTable` calls it instead of
+  (:meth:`~smear_env.engine.vector.VectorGame.observe_words`) and the legal actions as ``base + i`` for the
+  set bits ``i`` of ``legal`` (B,). :class:`~smear_env.tables.batched_table.BatchedTable` calls it instead of
   ``act_batch`` when an agent has it (the heuristic and random do), so no float rows are built for them;
 * ``draws`` -- False for an agent that never draws from the generators given to ``start_game`` (the
   heuristic, a greedy checkpoint); the duplicate evaluator then hands those seats one shared generator
@@ -44,8 +44,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..config import SmearRules
-from ..observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, decode_batch, suit_orders
+from ..core.config import SmearRules
+from ..engine.observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, decode_batch, suit_orders
 from .base import Agent, has_view_fast_path
 from .checkpoint import NumpyPolicy, check_finite_logits, load_agent
 from .slots import SlotTable, check_batch, check_slot, check_start, no_legal_error
@@ -377,8 +377,8 @@ class PerSlotAgent:
     """Fallback: wraps a factory ``() -> Agent``; one per-seat Agent per slot, created lazily on
     :meth:`start_game` (and kept for the slot's later games, which the agent's own ``start_game`` resets);
     :meth:`act_batch` loops over the rows calling that slot's ``act_view`` when it offers one (on the rows
-    decoded with :func:`~smear_env.observation.decode_batch`) else ``act``. ``close`` closes every per-slot
-    agent that has a ``close`` method."""
+    decoded with :func:`~smear_env.engine.observation.decode_batch`) else ``act``. ``close`` closes every
+    per-slot agent that has a ``close`` method."""
 
     vectorised = False
     draws = True

@@ -4,7 +4,7 @@ A checkpoint is a safetensors file (no pickle) whose header's ``smear`` entry is
 
     format            "smear-checkpoint/1"
     env_version       "smear_v0"
-    obs_size          OBS_SIZE of smear_env.observation
+    obs_size          OBS_SIZE of smear_env.engine.observation
     obs_layout_hash   sha256 of the observation layout (term names, sizes, kinds, in order)
     num_actions       72
     rules             the SmearRules options the policy was trained on
@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 from safetensors import safe_open
 
-from ..actions import NUM_ACTIONS, short_repr
-from ..config import SmearRules
-from ..jsonsafe import JsonError, json_depth, loads_strict
-from ..observation import (  # noqa: F401 (ENV_VERSION and obs_layout_hash re-exported: they live in observation)
+from ..core.actions import NUM_ACTIONS, short_repr
+from ..core.config import SmearRules
+from ..core.jsonsafe import JsonError, json_depth, loads_strict
+from ..engine.observation import (  # noqa: F401 (ENV_VERSION and obs_layout_hash re-exported: they live in observation)
     ENV_VERSION,
     OBS_HIGH,
     OBS_LOW,

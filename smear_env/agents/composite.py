@@ -1,9 +1,9 @@
 """A composite ("which half is weak") batched agent: one agent bids and names trump, another plays the cards.
 
 :class:`CompositeAgent` routes each row of a batch by the phase of its observation (the ``phase`` one-hot of
-:mod:`smear_env.observation`): ``BIDDING`` and ``TRUMP`` rows go to the *bid* agent, ``DISCARD`` and ``PLAY``
-rows to the *play* agent. Both agents are told of every game of every slot (``start_game``), each with its
-own generator spawned from the slot's, so either half sees a full game history.
+:mod:`smear_env.engine.observation`): ``BIDDING`` and ``TRUMP`` rows go to the *bid* agent, ``DISCARD`` and
+``PLAY`` rows to the *play* agent. Both agents are told of every game of every slot (``start_game``), each
+with its own generator spawned from the slot's, so either half sees a full game history.
 
 Against the heuristic, ``make_composite("scratch", "heuristic")`` plays a learnt bidder with the heuristic's
 card play and ``make_composite("heuristic", "scratch")`` the reverse: which half of an agent loses the games.
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import SmearRules
-from ..game import BIDDING, DISCARD, PLAY, TRUMP
-from ..observation import SLICES
+from ..core.config import SmearRules
+from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP
+from ..engine.observation import SLICES
 from .batched import BatchedAgent, check_batch
 
 __all__ = ["BID_PHASES", "PLAY_PHASES", "CompositeAgent", "parse_split_spec", "row_phases"]

@@ -2,7 +2,7 @@
 an exploit (:mod:`training.exploit`, ``tests/test_exploit.py``).
 
 * ``passer`` -- :class:`PasserAgent`: the legal action with the lowest id at every decision. By the action
-  layout (:mod:`smear_env.actions`) that is: pass whenever passing is legal (a stuck dealer, R8, bids the
+  layout (:mod:`smear_env.core.actions`) that is: pass whenever passing is legal (a stuck dealer, R8, bids the
   lowest bid), name the first legal trump suit, discard and play the legal card with the lowest card id.
   It never contests the auction, so an opponent that bids on its good hands takes every contract.
 
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..config import SmearRules
+from ..core.config import SmearRules
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..infoset import PlayerView
+    from ..engine.infoset import PlayerView
 
 __all__ = ["PasserAgent"]
 

@@ -1,8 +1,8 @@
 """A rule-based baseline player that uses only its own information (R22, R23).
 
-The agent reasons on the observer-relative :class:`~smear_env.infoset.PlayerView` (observer = seat 0,
+The agent reasons on the observer-relative :class:`~smear_env.engine.infoset.PlayerView` (observer = seat 0,
 left = 1, partner = 2, right = 3; own team = team 0): ``act(obs)`` decodes the observation vector with
-``smear_env.observation.decode``; :meth:`HeuristicAgent.act_view` takes a relative view directly (the
+``smear_env.engine.observation.decode``; :meth:`HeuristicAgent.act_view` takes a relative view directly (the
 evaluation loop uses it to skip the encode/decode round trip; both give the same action).
 
 Design (the numbers are hand-tuned estimates, not fitted):
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import (
+from ..core.actions import (
     DISCARD_ACTION_BASE,
     MAX_BID,
     PASS_ACTION,
@@ -45,7 +45,7 @@ from ..actions import (
     is_play,
     is_trump,
 )
-from ..cards import (
+from ..core.cards import (
     FULL_DECK,
     NUM_SUITS,
     RANK_7,
@@ -55,10 +55,10 @@ from ..cards import (
     RANK_KING,
     SUIT_MASKS,
 )
-from ..config import HIGH_LOW_ACE_SEVEN, SmearRules
-from ..infoset import PlayerView
-from ..observation import decode
-from ..rules import RANK_GAME_VALUE, TRICK_KEYS, trick_winner
+from ..core.config import HIGH_LOW_ACE_SEVEN, SmearRules
+from ..core.rules import RANK_GAME_VALUE, TRICK_KEYS, trick_winner
+from ..engine.infoset import PlayerView
+from ..engine.observation import decode
 
 # The three other players hold 18 of the 26 cards an observer has not seen at the deal; the partner 6,
 # the opponents 12, the stock 8.

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
-from ..cards import NUM_CARDS, RANK_10, RANK_ACE, RANK_JACK
-from ..config import HIGH_LOW_VALUES, KITTY_SIZE_VALUES, SmearRules
-from ..observation import (
+from ..core.actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
+from ..core.cards import NUM_CARDS, RANK_10, RANK_ACE, RANK_JACK
+from ..core.config import HIGH_LOW_VALUES, KITTY_SIZE_VALUES, SmearRules
+from ..core.rules import CARD_GAME_POINTS, cards_beating, suit_mask, trick_key
+from ..engine.observation import (
     BIDDER,
     BIDS,
     DISCARDS,
@@ -45,7 +46,6 @@ from ..observation import (
     TRUMP_,
     VOIDS,
 )
-from ..rules import CARD_GAME_POINTS, cards_beating, suit_mask, trick_key
 from .heuristic import (
     HEURISTIC_BID_MARGIN,
     JACK_WEIGHT,
@@ -291,7 +291,7 @@ class BatchedHeuristicAgent:
                    ) -> np.ndarray:
         """:meth:`act_batch` on the packed form of its arguments (what the batched table gives an agent
         that has this method): ``words`` (B, 8) the observations' 0/1 features as bits
-        (:meth:`~smear_env.vector.VectorGame.observe_words`), ``legal`` / ``base`` (B,) int64 the legal
+        (:meth:`~smear_env.engine.vector.VectorGame.observe_words`), ``legal`` / ``base`` (B,) int64 the legal
         actions ``base + i`` for the set bits ``i`` of ``legal`` (``base``: 0 bids and trump, 8 discards,
         40 plays). The same actions as ``act_batch`` on the rows they encode."""
         slots = np.asarray(slots, dtype=_I)

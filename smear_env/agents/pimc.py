@@ -1,7 +1,7 @@
 """PIMC search baseline: Perfect-Information Monte Carlo (sampled deals + the exact play solver).
 
 At each decision the agent decodes its observation into its (relative) :class:`PlayerView`, samples full
-deals consistent with it (:func:`smear_env.infoset.sample_hidden`), solves every sample with
+deals consistent with it (:func:`smear_env.engine.infoset.sample_hidden`), solves every sample with
 :mod:`smear_env.agents.solver` and takes the action with the best mean value. Values are the R17 score
 difference (own team's score change minus the other team's).
 
@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import (
+from ..core.actions import (
     DISCARD_ACTION_BASE,
     MAX_BID,
     PASS_ACTION,
@@ -71,12 +71,12 @@ from ..actions import (
     action_bid,
     bid_action,
 )
-from ..cards import RANK_ACE, RANK_JACK, SUIT_MASKS, cards_of
-from ..config import SmearRules
-from ..game import BIDDING, DISCARD, PLAY, TRUMP
-from ..infoset import PlayerView, sample_hidden
-from ..observation import decode
-from ..rules import RANK_GAME_VALUE, contract_change, contract_made, discard_pool, points_out_of_play
+from ..core.cards import RANK_ACE, RANK_JACK, SUIT_MASKS, cards_of
+from ..core.config import SmearRules
+from ..core.rules import RANK_GAME_VALUE, contract_change, contract_made, discard_pool, points_out_of_play
+from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP
+from ..engine.infoset import PlayerView, sample_hidden
+from ..engine.observation import decode
 from .heuristic import HeuristicAgent, best_suit
 from .solver import SolverState, rank_representatives, solve, solve_all_moves
 

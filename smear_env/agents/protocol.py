@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import action_name
-from ..config import SmearRules
-from ..infoset import PlayerView
-from ..observation import decode
-from ..seat_view import absolute_view, seat_view
+from ..core.actions import action_name
+from ..core.config import SmearRules
+from ..engine.infoset import PlayerView
+from ..engine.observation import decode
+from ..engine.seat_view import absolute_view, seat_view
 from .specs import parse_key_values
 from .supervisor import CLOSE_GRACE, MAX_LINE, BotIOError, BotProcess, close_all, describe_status
 

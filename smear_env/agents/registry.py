@@ -13,7 +13,7 @@ Specs:
 * a checkpoint path (a name ending ``.safetensors``, or any existing file) -- loaded lazily with
   ``smear_env.agents.checkpoint.load_agent(path, rules)`` (numpy only, no torch);
 * ``openspiel:ismcts`` or ``openspiel:ismcts,simulations=100,uct_c=2`` -- OpenSpiel's ISMCTS bot
-  (:mod:`smear_env.integrations.openspiel_agent`; needs ``pip install "smear-rl[openspiel]"``);
+  (:mod:`smear_env.envs.integrations.openspiel_agent`; needs ``pip install "smear-rl[openspiel]"``);
 * ``cmd:<command line>`` or ``cmd[timeout=5]:<command line>`` -- a bot in any language, run as a child
   process speaking the line-based JSON protocol of docs/PROTOCOL.md
   (:class:`~smear_env.agents.protocol.ProtocolAgent`);
@@ -45,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import short_repr
-from ..config import SmearRules
+from ..core.actions import short_repr
+from ..core.config import SmearRules
 from .base import Agent, RandomAgent
 from .batched import BatchedAgent, BatchedCheckpointAgent, BatchedRandomAgent, OneSeatAgent, PerSlotAgent
 from .checkpoint import load_agent
@@ -191,7 +191,7 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
         agent = OneSeatAgent(make_batched_agent(text, rules))
     elif base == "openspiel":
         try:
-            from ..integrations.openspiel_agent import agent_from_spec  # lazy: needs open_spiel
+            from ..envs.integrations.openspiel_agent import agent_from_spec  # lazy: needs open_spiel
         except ImportError as e:
             raise ValueError(f"bad agent spec {spec!r}: OpenSpiel is not installed ({e.msg}); "
                              "pip install 'smear-rl[openspiel]'") from None

@@ -1,13 +1,13 @@
 """Rollout search: a policy improved at chosen decisions by Monte-Carlo rollouts of the rest of the hand.
 
 At a decision of one of its ``phases`` (by default the bids) with more than one legal action, the agent
-samples ``samples`` full deals consistent with what it has seen (:func:`smear_env.infoset.sample_hidden`:
-uniform over the consistent deals, no inference from the bids), and in each deal plays every legal action
-followed by the rest of the hand on the batched engine: its own team's seats by the ``base`` policy, the
-other team's by ``opponent`` (the base policy when not given). An action's value is its mean hand
-score difference (R17: own team's change minus the other team's) -- or, with a ``winprob`` model, the
-team's mean chance of winning the game after the hand (:mod:`smear_env.agents.winprob`); the agent takes
-the best one, or the
+samples ``samples`` full deals consistent with what it has seen
+(:func:`smear_env.engine.infoset.sample_hidden`: uniform over the consistent deals, no inference from the
+bids), and in each deal plays every legal action followed by the rest of the hand on the batched engine: its
+own team's seats by the ``base`` policy, the other team's by ``opponent`` (the base policy when not given). An
+action's value is its mean hand score difference (R17: own team's change minus the other team's) -- or, with a
+``winprob`` model, the team's mean chance of winning the game after the hand
+(:mod:`smear_env.agents.winprob`); the agent takes the best one, or the
 base policy's own action when that is within ``margin`` of the best. Every action is played in the same
 sampled deals, kitty included (common random numbers), so the comparison sees the action, not the deal.
 Decisions of the other phases are the base policy's.
@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import NUM_ACTIONS
-from ..config import SmearRules
-from ..game import BIDDING, DISCARD, PLAY, TRUMP
-from ..infoset import HiddenDeal, sample_hidden_many
-from ..observation import PHASE, decode_batch
-from ..vector import VectorGame
+from ..core.actions import NUM_ACTIONS
+from ..core.config import SmearRules
+from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP
+from ..engine.infoset import HiddenDeal, sample_hidden_many
+from ..engine.observation import PHASE, decode_batch
+from ..engine.vector import VectorGame
 from .slots import SlotTable, check_batch, check_start
 
 __all__ = ["PHASES", "ROLLOUT_OPTIONS", "ROLLOUT_PREFIX", "RolloutAgent", "play_out", "rollout_values",
@@ -85,7 +85,7 @@ def rollout_values(vg_rules: SmearRules, views: Sequence[Any], masks: np.ndarray
     batched agents whose slots 0-3 have started. Illegal actions are ``-inf``. ``stats``: a dict whose
     ``"rollout_decisions"`` entry is increased by the decisions played in the rollouts (all seats).
     ``deals``: per view its ``samples`` hidden deals; by default
-    :func:`~smear_env.infoset.sample_hidden_many` draws them uniformly."""
+    :func:`~smear_env.engine.infoset.sample_hidden_many` draws them uniformly."""
     n = len(views)
     objective = value
     out = np.full((n, NUM_ACTIONS), -np.inf)
@@ -164,7 +164,7 @@ def values_in_deals(rules: SmearRules, views: Sequence[Any], masks: np.ndarray, 
     """(n, 72): each legal action of each relative view played once in ``deals[i]`` (e.g. the true deal)
     and the hand played out by ``team`` and ``opponent`` as in :func:`play_out`; ``nan`` where illegal.
     With players that do not draw this is the action's exact value in that deal (``rng`` draws only what
-    :meth:`~smear_env.vector.VectorGame.load_worlds` draws: which of another bidder's cards were the
+    :meth:`~smear_env.engine.vector.VectorGame.load_worlds` draws: which of another bidder's cards were the
     kitty). The benchmarks check the search against it."""
     n = len(views)
     world = VectorGame(n, rules)
@@ -179,8 +179,8 @@ def values_in_deals(rules: SmearRules, views: Sequence[Any], masks: np.ndarray, 
 
 
 def true_deal(vg: VectorGame, lane: int, seat: int | None = None) -> HiddenDeal:
-    """The real hidden cards of ``lane`` of ``vg`` as a :class:`~smear_env.infoset.HiddenDeal` relative to
-    ``seat`` (default the seat to act): every seat's hand, the discards and the stock (while bidding the 8
+    """The real hidden cards of ``lane`` of ``vg`` as a :class:`~smear_env.engine.infoset.HiddenDeal` relative
+    to ``seat`` (default the seat to act): every seat's hand, the discards and the stock (while bidding the 8
     stock cards, afterwards the ones the bidder did not take). What a sampled deal would be if it guessed
     right: :func:`values_in_deals` on it gives each action's exact value in the game being played."""
     s = int(vg.to_act[lane]) if seat is None else int(seat)

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..config import SmearRules
-from ..observation import encode
-from ..seat_view import view_from_json
+from ..core.config import SmearRules
+from ..engine.observation import encode
+from ..engine.seat_view import view_from_json
 from .base import has_view_fast_path
 from .registry import make_agent
 
@@ -24,9 +24,9 @@ __all__ = ["serve_agent"]
 def serve_agent(spec: str, stdin: Any = None, stdout: Any = None) -> None:
     """Run the agent named by ``spec`` (any :func:`~smear_env.agents.registry.make_agent` spec) as a
     ``smear-bot/1`` bot on ``stdin``/``stdout``: each seat view is turned back into a
-    :class:`~smear_env.infoset.PlayerView` (:func:`~smear_env.seat_view.view_from_json`) and given to the
-    agent exactly as an in-process game gives it, so ``cmd:python -m smear_env.agents.protocol heuristic``
-    plays exactly as ``heuristic`` does."""
+    :class:`~smear_env.engine.infoset.PlayerView` (:func:`~smear_env.engine.seat_view.view_from_json`) and
+    given to the agent exactly as an in-process game gives it, so ``cmd:python -m smear_env.agents.protocol
+    heuristic`` plays exactly as ``heuristic`` does."""
 
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import NUM_ACTIONS
-from ..config import SmearRules
-from ..observation import OBS_SIZE
+from ..core.actions import NUM_ACTIONS
+from ..core.config import SmearRules
+from ..engine.observation import OBS_SIZE
 
 
 def check_batch(name: str, obs: Any, mask: Any, slots: Any, check_empty: bool = True

@@ -34,10 +34,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..cards import RANK_JACK, SUIT_MASKS, cards_of
-from ..config import SmearRules
-from ..game import PLAY
-from ..rules import (
+from ..core.cards import RANK_JACK, SUIT_MASKS, cards_of
+from ..core.config import SmearRules
+from ..core.rules import (
     CARD_GAME_POINTS,
     TRICK_KEYS,
     contract_change,
@@ -47,6 +46,7 @@ from ..rules import (
     jack_bit,
     playable,
 )
+from ..engine.game import PLAY
 
 ValueFn = Callable[[int, int], float]
 DEFAULT_RULES = SmearRules()
@@ -77,7 +77,7 @@ class SolverState:
     """The bidder's discards (count for the bidder team's Game total, R16)."""
     rules: SmearRules = DEFAULT_RULES
     """The rule options (R13/R14 ``high_low``, R16 ``game_point_tie``, ...), passed to
-    :mod:`smear_env.rules` as they are: the solver reads no option itself."""
+    :mod:`smear_env.core.rules` as they are: the solver reads no option itself."""
     first_lead: bool = False
     """True before the first card of the hand is led: with a known trump it must be led (R10)."""
 
@@ -105,7 +105,8 @@ class SolverState:
     @classmethod
     def from_game(cls, game, hands: tuple[int, int, int, int] | None = None, discards: int | None = None
                   ) -> SolverState:
-        """The position of a :class:`~smear_env.game.Game` in the PLAY phase (optionally with other hands)."""
+        """The position of a :class:`~smear_env.engine.game.Game` in the PLAY phase (optionally with other
+        hands)."""
 
         if game.phase != PLAY:
             raise ValueError(f"the solver needs a game in phase PLAY, not {game.phase!r}")
@@ -125,7 +126,7 @@ class SolverState:
 
 
 def contract_value(contract: int, rules: SmearRules = DEFAULT_RULES) -> ValueFn:
-    """R17 (:func:`smear_env.rules.contract_change`): bidder team's score change minus the defenders'."""
+    """R17 (:func:`smear_env.core.rules.contract_change`): bidder team's score change minus the defenders'."""
 
     def value(pb: int, pd: int) -> float:
         return contract_change(pb, contract, rules) - pd
@@ -134,7 +135,7 @@ def contract_value(contract: int, rules: SmearRules = DEFAULT_RULES) -> ValueFn:
 
 
 def _legal(state: SolverState, trump: int) -> int:
-    """R10/R12 (:func:`smear_env.rules.playable`) for ``trump``; a first lead from a sampled hand
+    """R10/R12 (:func:`smear_env.core.rules.playable`) for ``trump``; a first lead from a sampled hand
     without trump may be any card."""
     hand = state.hands[state.to_move]
     return playable(hand, state.trick[0] >> 3 if state.trick else -1, trump, state.first_lead) or hand
@@ -188,7 +189,7 @@ def _tables(trump: int) -> tuple:
     if got is not None:
         return got
     gv = CARD_GAME_POINTS
-    kt = TRICK_KEYS[trump][:4]  # R12: smear_env.rules.trick_key
+    kt = TRICK_KEYS[trump][:4]  # R12: smear_env.core.rules.trick_key
     fk = tuple(tuple(tuple(kt[led][c] if kt[led][c] > w else 200 + gv[c] * 8 + (c & 7) for c in range(32))
                      for w in range(-1, 72)) for led in range(4))
     pk = tuple(tuple(tuple(-gv[c] * 8 + (kt[led][c] > w) * 4 for c in range(32)) for w in range(-1, 72))

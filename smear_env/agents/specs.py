@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..actions import short_repr
+from ..core.actions import short_repr
 
 __all__ = ["MAX_VALUE_CHARS", "parse_key_values", "parse_value", "shown_spec"]
 

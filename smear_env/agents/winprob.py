@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..config import SmearRules
+from ..core.config import SmearRules
 from .checkpoint import CheckpointError, mlp_layers, read_model_file
 
 __all__ = ["KIND", "WinProbability", "load_winprob"]

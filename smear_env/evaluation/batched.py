@@ -1,5 +1,5 @@
 """Duplicate evaluation on the batched engine: the games of :mod:`smear_env.evaluation.duplicate`, many at
-once on a :class:`~smear_env.batched_table.BatchedTable`.
+once on a :class:`~smear_env.tables.batched_table.BatchedTable`.
 
 The same games as the reference evaluator: game ``g`` (0/1) of pair ``p`` is dealt from
 ``DealSequence(seed, p)`` (hand ``i`` from deal ``i``, thrown-in hands counting; the same first dealer), team
@@ -30,11 +30,11 @@ import numpy as np
 
 from ..agents.batched import PerSlotAgent
 from ..agents.registry import can_vectorise, make_batched_agent
-from ..batched_table import BatchedTable
-from ..config import SmearRules
-from ..game import POINT_NAMES
-from ..table import TableOptions
-from ..vector import deck_of
+from ..core.config import SmearRules
+from ..engine.game import POINT_NAMES
+from ..engine.vector import deck_of
+from ..tables.batched_table import BatchedTable
+from ..tables.table import TableOptions
 from .pairs import DealSequence, agent_rng
 from .results import GameStats
 
@@ -160,8 +160,8 @@ def batched_player(team: Any, rules: SmearRules) -> Any:
 
 
 class _DuplicateDeals:
-    """The :class:`~smear_env.vector.VectorDealSource` of a block of pairs: a lane starting a game takes
-    the next game ``k`` of the queue (pair ``first_pair + k // 2``, game ``k % 2``)."""
+    """The :class:`~smear_env.engine.vector.VectorDealSource` of a block of pairs: a lane starting a game
+    takes the next game ``k`` of the queue (pair ``first_pair + k // 2``, game ``k % 2``)."""
 
     def __init__(self, seed: int, first_pair: int, n_games: int, n_lanes: int) -> None:
         self._sequence = DealSequence

@@ -9,7 +9,7 @@ receives exactly the cards the other team held (the two games may still last a d
 hand ``i`` always uses deal ``i``). This cancels most of the luck of the deal. ``--games N`` means N games
 in total (N/2 pairs), so N must be even.
 
-Games are played by the table layer (:func:`smear_env.table.play`, ``max_hands`` deals per game, R21:
+Games are played by the table layer (:func:`smear_env.tables.table.play`, ``max_hands`` deals per game, R21:
 a game cut off there counts as a draw and is reported as truncated); an agent that offers ``act_view``
 (:func:`smear_env.agents.base.has_view_fast_path`) gets ``view_of(game, seat).relative()`` instead of the
 observation dict, the same information without the encode/decode round trip. The statistics are in
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent
-from ..config import SmearRules
-from ..game import NUM_PLAYERS
-from ..seeding import check_seed
-from ..stats import rate_players
+from ..core.config import SmearRules
+from ..core.seeding import check_seed
+from ..engine.game import NUM_PLAYERS
+from ..tables.stats import rate_players
 from . import batched, ray_backend
 from .pairs import (
     DealSequence,
@@ -55,7 +55,7 @@ MAX_GAMES = 10_000_000
 BACKENDS = ("local", "ray")
 ENGINES = ("auto", "batched", "reference")
 """``auto``: the batched engine (:mod:`smear_env.evaluation.batched`) when both teams can be vectorised, else
-the reference (one game at a time on :class:`~smear_env.table.Table`); ``batched`` forces the batched
+the reference (one game at a time on :class:`~smear_env.tables.table.Table`); ``batched`` forces the batched
 engine (a team that cannot be vectorised is seated per slot); ``reference`` forces the reference."""
 
 

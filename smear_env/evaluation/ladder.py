@@ -12,8 +12,8 @@ vectorised (random, heuristic, checkpoints), else on the reference engine with `
 A pair plays ``--games`` games (default 2,000), or ``--slow-games`` (default 400) when either player is
 searched or external (``pimc``, ``cmd:``), both times ``--scale`` (rounded to an even number, at least 2).
 
-Ratings: a Bradley-Terry fit on the Elo scale (:func:`smear_env.stats.rate_players`: 400 log10 odds, one
-virtual drawn game per matchup as a prior), anchored at ``--anchor`` = 0 (default ``heuristic``, else the
+Ratings: a Bradley-Terry fit on the Elo scale (:func:`smear_env.tables.stats.rate_players`: 400 log10 odds,
+one virtual drawn game per matchup as a prior), anchored at ``--anchor`` = 0 (default ``heuristic``, else the
 first player: ``random`` loses nearly every game, so its distance to the others is set by the prior and
 makes a poor zero), with 95% percentile bootstrap
 intervals over the duplicate pairs of each matchup. Output: a Markdown page (the ratings, the win rate of
@@ -42,8 +42,8 @@ import numpy as np
 
 from ..agents.registry import is_checkpoint_spec
 from ..agents.shipped import SHIPPED_AGENTS, shipped_path
-from ..config import SmearRules
-from ..stats import rate_players
+from ..core.config import SmearRules
+from ..tables.stats import rate_players
 from .duplicate import run_match
 from .results import TAG_BOOT
 

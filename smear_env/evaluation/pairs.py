@@ -20,11 +20,11 @@ from ..agents.base import Agent
 from ..agents.protocol import close_agents
 from ..agents.registry import make_agent
 from ..agents.supervisor import close_all
-from ..config import SmearRules
-from ..game import NUM_PLAYERS
-from ..rules import shuffled_deal
-from ..seeding import check_seed
-from ..table import Table, TableOptions, play, start_agents
+from ..core.config import SmearRules
+from ..core.rules import shuffled_deal
+from ..core.seeding import check_seed
+from ..engine.game import NUM_PLAYERS
+from ..tables.table import Table, TableOptions, play, start_agents
 from .results import GameStats, game_stats
 
 _TAG_DEAL, _TAG_DEALER = 1, 2
@@ -69,7 +69,7 @@ def play_table(
     max_hands: int,
     rngs: Sequence[np.random.Generator],
 ) -> Table:
-    """Play one game of ``deals`` on a :class:`~smear_env.table.Table` (truncated after ``max_hands``
+    """Play one game of ``deals`` on a :class:`~smear_env.tables.table.Table` (truncated after ``max_hands``
     deals); returns the table (its ``game``, ``truncated``)."""
     start_agents(agents, rules, rngs)
     table = Table(rules, TableOptions(max_cycles=None, max_hands=max_hands))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..config import SmearRules
+from ..core.config import SmearRules
 from .pairs import pair_worker_init, pair_worker_run
 
 

@@ -1,9 +1,9 @@
 """Statistics of duplicate matches: per-game counts, the match summary, tournament ratings.
 
 All from team A's point of view unless per team; the unit of resampling is the duplicate *pair* (see
-:mod:`smear_env.stats` for the interval methods): game win rate (a draw counts 1/2) with a Wilson interval
-using the pairs' design effect; mean score margin per played hand (A's score change minus B's, summed over
-both games, divided by the hands played) with a pair bootstrap interval; per team, over *played* hands
+:mod:`smear_env.tables.stats` for the interval methods): game win rate (a draw counts 1/2) with a Wilson
+interval using the pairs' design effect; mean score margin per played hand (A's score change minus B's, summed
+over both games, divided by the hands played) with a pair bootstrap interval; per team, over *played* hands
 (hands not thrown in): bid rate (fraction of played hands the team won the bid), contract success rate (of
 its contracts), average contract, and the capture rate of High, Low, Jack and Game (fraction of played
 hands in which the team won that point; ``awarded`` gives the fraction in which anyone won it).
@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..config import SmearRules
-from ..game import POINT_NAMES, Game
-from ..stats import duplicate_win_interval, paired_bootstrap_ratio
+from ..core.config import SmearRules
+from ..engine.game import POINT_NAMES, Game
+from ..tables.stats import duplicate_win_interval, paired_bootstrap_ratio
 
 TAG_BOOT = 4  # seed-sequence tag of the bootstrap generators
 

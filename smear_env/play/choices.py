@@ -24,7 +24,7 @@ from ..agents.checkpoint import check_compatible, read_checkpoint
 from ..agents.composite import parse_split_spec
 from ..agents.shipped import SHIPPED_AGENTS, shipped_path
 from ..agents.specs import parse_key_values
-from ..config import SmearRules
+from ..core.config import SmearRules
 
 FALLBACK = "heuristic"
 SHIPPED_DEFAULT = "default"

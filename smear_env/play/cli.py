@@ -3,7 +3,7 @@
 You take one seat (``--seat``, default 0); your partner and the opponents are agent specs (``--partner``,
 ``--opponents``, or ``--left`` / ``--right``; default: the shipped agent ``default``, or ``heuristic`` when
 the rules differ from the ones it was trained on: :func:`smear_env.play.choices.default_agent`, the same
-decision as the web table's). Every rule option of :class:`~smear_env.config.SmearRules` is a flag
+decision as the web table's). Every rule option of :class:`~smear_env.core.config.SmearRules` is a flag
 (``--kitty-size 2``, ``--high-low in_play``, ``--win-requires-bid`` ...).
 
 At your turn the table is shown (scores, bids, contract, trump, the trick, your hand sorted by suit with
@@ -31,14 +31,14 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from ..actions import PASS_ACTION, discard_action, parse_action, play_action, trump_action
 from ..agents.registry import make_agent
 from ..agents.shipped import shipped_path
-from ..cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
-from ..config import SmearRules
-from ..game import IllegalActionError
-from ..record import save_records
-from ..table import add_rule_arguments, check_run_arguments, rules_from_args
+from ..core.actions import PASS_ACTION, discard_action, parse_action, play_action, trump_action
+from ..core.cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
+from ..core.config import SmearRules
+from ..engine.game import IllegalActionError
+from ..engine.record import save_records
+from ..tables.table import add_rule_arguments, check_run_arguments, rules_from_args
 from .choices import default_agent, display_name
 from .explain import move_text, point_details, why_illegal
 from .hints import Hinter

@@ -1,9 +1,9 @@
 """Words for players: why a move is illegal, which card won each point, what a hand's table shows so far.
 
 :func:`why_illegal` names the rule a move breaks. Legality itself is the engine's (the pure rule
-functions of :mod:`smear_env.game`: :func:`~smear_env.game.playable_led_card`,
-:func:`~smear_env.game.discard_actions`, :func:`~smear_env.game.bid_actions`,
-:func:`~smear_env.game.trump_actions`); this module only words which of their cases applies.
+functions of :mod:`smear_env.engine.game`: :func:`~smear_env.engine.game.playable_led_card`,
+:func:`~smear_env.engine.game.discard_actions`, :func:`~smear_env.engine.game.bid_actions`,
+:func:`~smear_env.engine.game.trump_actions`); this module only words which of their cases applies.
 :func:`point_details` and :func:`table_summary` hold public information only (cards played, who won
 tricks, the announced result, R22/R23).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..actions import (
+from ..core.actions import (
     action_bid,
     action_card,
     action_name,
@@ -21,8 +21,9 @@ from ..actions import (
     is_play,
     is_trump,
 )
-from ..cards import CARD_NAMES, SUIT_SYMBOLS
-from ..game import (
+from ..core.cards import CARD_NAMES, SUIT_SYMBOLS
+from ..core.rules import game_points, high_low_bits, jack_bit
+from ..engine.game import (
     BIDDING,
     DISCARD,
     GAME_OVER,
@@ -34,7 +35,6 @@ from ..game import (
     discard_actions,
     playable_led_card,
 )
-from ..rules import game_points, high_low_bits, jack_bit
 
 SUIT_WORDS = ("clubs", "diamonds", "hearts", "spades")
 

@@ -1,16 +1,16 @@
 """Hints that teach: for each legal move, what it is worth and how likely the shipped agent is to play it.
 
-A hint agent sees exactly what the seat sees (:func:`smear_env.table.agent_action` on the seat's view).
+A hint agent sees exactly what the seat sees (:func:`smear_env.tables.table.agent_action` on the seat's view).
 :meth:`Hinter.hint` gives, for the seat's decision:
 
 * ``moves``: every legal move with ``p`` -- the probability the checkpoint hint agent (the shipped agent
   ``default`` when it plays these rules) gives it (the masked softmax of its policy logits) -- and
   ``value`` -- an estimate of what the move is worth: the mean, over sampled deals consistent with the
-  seat's view (:func:`smear_env.infoset.sample_hidden`), of the exact solver's R17 hand-score difference
-  (own team's score change minus the other team's) after that move, both sides then playing double-dummy.
-  This is the estimate :mod:`smear_env.agents.pimc` searches with, per move (:func:`move_values`); it is
-  optimistic (every player is assumed to see all cards) and a guide, not the truth. Sorted by value,
-  then probability.
+  seat's view (:func:`smear_env.engine.infoset.sample_hidden`), of the exact solver's R17 hand-score
+  difference (own team's score change minus the other team's) after that move, both sides then playing
+  double-dummy. This is the estimate :mod:`smear_env.agents.pimc` searches with, per move
+  (:func:`move_values`); it is optimistic (every player is assumed to see all cards) and a guide, not the
+  truth. Sorted by value, then probability.
 * ``agents``: the move each hint agent would choose.
 
 Randomness: the sampled deals come from the generator passed to :meth:`Hinter.hint` (the web table
@@ -31,7 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import (
+from ..agents.base import Agent
+from ..agents.pimc import bidder_points, greedy_discards, heuristic_plan
+from ..agents.registry import make_agent
+from ..agents.solver import SolverState, solve, solve_all_moves
+from ..core.actions import (
     DISCARD_ACTION_BASE,
     MAX_BID,
     PASS_ACTION,
@@ -40,17 +44,13 @@ from ..actions import (
     action_bid,
     action_name,
 )
-from ..agents.base import Agent
-from ..agents.pimc import bidder_points, greedy_discards, heuristic_plan
-from ..agents.registry import make_agent
-from ..agents.solver import SolverState, solve, solve_all_moves
-from ..cards import CARD_NAMES, SUIT_MASKS, cards_of
-from ..config import SmearRules
-from ..game import BIDDING, DISCARD, PLAY, TRUMP, Game
-from ..infoset import sample_hidden
-from ..observation import decode, observe
-from ..rules import contract_change, points_out_of_play
-from ..table import agent_action
+from ..core.cards import CARD_NAMES, SUIT_MASKS, cards_of
+from ..core.config import SmearRules
+from ..core.rules import contract_change, points_out_of_play
+from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP, Game
+from ..engine.infoset import sample_hidden
+from ..engine.observation import decode, observe
+from ..tables.table import agent_action
 from .choices import display_name, hint_specs, is_checkpoint
 
 PLAY_SAMPLES = 8

@@ -1,12 +1,12 @@
 """One game at a table where some seats are people (or any outside caller) and the others are agents.
 
 :class:`Session` is what ``smear-play`` and ``smear-serve`` drive: the game loop is the table layer's
-(:class:`smear_env.table.Table` with hand episodes: a scored hand ends an episode, so the session stops
+(:class:`smear_env.tables.table.Table` with hand episodes: a scored hand ends an episode, so the session stops
 there for the front end to show the result, and :meth:`Session.next_hand` starts the next episode of the
 same game; a thrown-in hand, R8, is redealt at once). The session asks agents for their decisions
-(:func:`smear_env.table.agent_action`), waits at a person's decision, and gives every seat only its own
-view (:func:`smear_env.seat_view.seat_view_of`) and the public form of each action
-(:func:`smear_env.seat_view.public_action`).
+(:func:`smear_env.tables.table.agent_action`), waits at a person's decision, and gives every seat only its own
+view (:func:`smear_env.engine.seat_view.seat_view_of`) and the public form of each action
+(:func:`smear_env.engine.seat_view.public_action`).
 
 Randomness: with ``seed=None`` the deals and every agent's generator come from fresh OS entropy,
 independently. With a seed, the deals come from ``SeedSequence([seed, 1])`` and agent ``s``'s generator
@@ -24,10 +24,10 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..agents.protocol import close_agents
-from ..config import SmearRules
-from ..game import GAME_OVER, NUM_PLAYERS, Game, IllegalActionError
-from ..seat_view import public_action, seat_view_of
-from ..table import NEXT_GAME, NEXT_HAND, Table, TableOptions, agent_action
+from ..core.config import SmearRules
+from ..engine.game import GAME_OVER, NUM_PLAYERS, Game, IllegalActionError
+from ..engine.seat_view import public_action, seat_view_of
+from ..tables.table import NEXT_GAME, NEXT_HAND, Table, TableOptions, agent_action
 
 DEFAULT_MAX_HANDS = 200
 _TAG_DEAL = 1

@@ -5,9 +5,10 @@ config class (a subclass of :class:`~training.algorithms.config_base.AlgorithmCo
 neither torch nor sb3, so validating a config imports no trainer), each as ``"module:Class"`` imported when
 needed.
 Adding an algorithm is its module and one line here (docs/training.md). A trainer owns its policy, optimizer
-and opponent pool and collects experience through the table layer (``ppo``: :class:`smear_env.table.Table`
-games in lock-step; ``vector_ppo`` and ``dmc``: the batched table; ``maskable_ppo``: the single-seat
-Gymnasium env; ``rllib_ppo``: RLlib's multi-agent env); :mod:`training.loop` drives it.
+and opponent pool and collects experience through the table layer (``ppo``:
+:class:`smear_env.tables.table.Table` games in lock-step; ``vector_ppo`` and ``dmc``: the batched table;
+``maskable_ppo``: the single-seat Gymnasium env; ``rllib_ppo``: RLlib's multi-agent env); :mod:`training.loop`
+drives it.
 """
 
 from __future__ import annotations

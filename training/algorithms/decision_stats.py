@@ -4,7 +4,7 @@ A Smear policy makes four kinds of decision with one network, and they learn at 
 bidding of a from-scratch learner can collapse while its card play improves: the research log,
 ``docs/research/training-diagnosis.md``).
 These helpers split a batch's numbers by the kind of the action taken -- the action id alone says which
-(:mod:`smear_env.actions`: bids, then trumps, then discards, then plays) -- and name them
+(:mod:`smear_env.core.actions`: bids, then trumps, then discards, then plays) -- and name them
 ``decisions/<type>/<stat>``:
 
 ``share``
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from smear_env.actions import DISCARD_ACTION_BASE, PLAY_ACTION_BASE, TRUMP_ACTION_BASE, bid_action
+from smear_env.core.actions import DISCARD_ACTION_BASE, PLAY_ACTION_BASE, TRUMP_ACTION_BASE, bid_action
 
 DECISION_TYPES = ("bid", "trump", "discard", "play")
 _BASES = np.array([TRUMP_ACTION_BASE, DISCARD_ACTION_BASE, PLAY_ACTION_BASE])
@@ -46,8 +46,8 @@ _BID_NAMES = (("pass", bid_action(0)), ("2", bid_action(2)), ("3", bid_action(3)
 
 def tally_contracts(stats: dict[str, Any], table: Any, scored: np.ndarray) -> None:
     """Add the contracts of the hands ``scored`` (lane indices of a
-    :class:`~smear_env.batched_table.BatchedTable` whose hand was just scored) that a learner seat won to
-    ``stats``: ``contracts``, ``made``, ``contract_sum`` and, per level k, ``contracts_<k>`` and
+    :class:`~smear_env.tables.batched_table.BatchedTable` whose hand was just scored) that a learner seat won
+    to ``stats``: ``contracts``, ``made``, ``contract_sum`` and, per level k, ``contracts_<k>`` and
     ``made_<k>``."""
     vg = table.vg
     mine = table.is_learner[table.seating[scored, vg.hand_bidder[scored]]]

@@ -1,6 +1,6 @@
 """Deep Monte-Carlo (DouZero-style) on the batched table: Q(s, a) regressed on Monte-Carlo returns.
 
-Actors: ``n_envs`` lanes of a :class:`~smear_env.batched_table.BatchedTable` stepped together; every
+Actors: ``n_envs`` lanes of a :class:`~smear_env.tables.batched_table.BatchedTable` stepped together; every
 learner seat of every lane decides in one forward pass of the Q-network, epsilon-greedy
 (``algorithm.epsilon``: a uniformly random legal action with that probability, else the legal action of
 highest Q; ``algorithm.bid_epsilon``, when set, is that probability at bid decisions). The opponent team
@@ -11,11 +11,11 @@ row by row), run by the table itself in both seats of the other team. (No ``snap
 its past selves.) ``smear-exploit --algorithm dmc`` trains a best response this way.
 
 Targets: the return of a decision is the sum of the rewards its seat earns from that decision to the end of
-its episode (no discount, no bootstrapping), in the table's meaning of ``env`` (:mod:`smear_env.table`):
-with ``episode: hand`` / ``reward: score`` the hand's point difference for the seat's team times
-``env.score_scale``; with ``episode: game`` the score differences of the rest of the game plus
-``env.win_bonus`` times the +-1 outcome. A decision's episode must end before it is trained on (open episodes
-stay in the buffer, across rollouts); a truncated episode (R21) is dropped.
+its episode (no discount, no bootstrapping), in the table's meaning of ``env``
+(:mod:`smear_env.tables.table`): with ``episode: hand`` / ``reward: score`` the hand's point difference for
+the seat's team times ``env.score_scale``; with ``episode: game`` the score differences of the rest of the
+game plus ``env.win_bonus`` times the +-1 outcome. A decision's episode must end before it is trained on (open
+episodes stay in the buffer, across rollouts); a truncated episode (R21) is dropped.
 
 Learning: each ``iterate()`` collects ``n_steps * n_envs`` finished learner decisions, then ``n_epochs``
 passes of minibatches (``batch_size``) of mean-squared error between Q(s, a) of the action taken and its
@@ -33,13 +33,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from smear_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
 from smear_env.agents.registry import make_batched_agent
-from smear_env.batched_table import LEARNER as LEARNER_KEY
-from smear_env.batched_table import BatchedStep, BatchedTable
-from smear_env.observation import OBS_SIZE
-from smear_env.table import TableOptions
-from smear_env.vector import random_actions
+from smear_env.core.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
+from smear_env.engine.observation import OBS_SIZE
+from smear_env.engine.vector import random_actions
+from smear_env.tables.batched_table import LEARNER as LEARNER_KEY
+from smear_env.tables.batched_table import BatchedStep, BatchedTable
+from smear_env.tables.table import TableOptions
 
 from ..config import ConfigError, TrainConfig
 from ..policy import SmearPolicy

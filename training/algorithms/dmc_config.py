@@ -9,9 +9,9 @@ from .config_base import Fraction, UpdateConfig
 
 class DMCConfig(UpdateConfig):
     """Deep Monte-Carlo: Q over the 72 masked actions regressed on each decision's Monte-Carlo return,
-    epsilon-greedy actors on the batched table (smear_env.batched_table); saved with Q as the logits. No
-    imitation warm start (it learns action values, not a policy to clone into). Opponents: itself ("self") or
-    any agent spec, no "snapshot"."""
+    epsilon-greedy actors on the batched table (smear_env.tables.batched_table); saved with Q as the logits.
+    No imitation warm start (it learns action values, not a policy to clone into). Opponents: itself ("self")
+    or any agent spec, no "snapshot"."""
 
     name: Literal["dmc"] = "dmc"  # type: ignore[assignment]
     """Algorithm, one of training.algorithms.ALGORITHMS."""

@@ -1,6 +1,6 @@
 """Optional warm start: behaviour cloning of a teacher agent (e.g. the heuristic) before the RL stage.
 
-The teacher plays all four seats on a :class:`smear_env.table.Table`; every decision is recorded as
+The teacher plays all four seats on a :class:`smear_env.tables.table.Table`; every decision is recorded as
 (observation, action mask, teacher action) and labelled with the Monte Carlo return of the hand for the
 decider's team: the table's "score" reward (own score change minus the other team's, raw points) times
 ``score_scale`` -- the same scale as the PPO "score" reward (``env.score_scale``). The policy head is
@@ -18,11 +18,11 @@ import numpy as np
 import torch
 
 from smear_env.agents.registry import make_batched_agent
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
+from smear_env.engine.observation import observe
+from smear_env.engine.vector import random_actions
 from smear_env.evaluation.batched import even_shares, worker_pool
-from smear_env.observation import observe
-from smear_env.table import Table, TableOptions, agent_action
-from smear_env.vector import random_actions
+from smear_env.tables.table import Table, TableOptions, agent_action
 
 from ..fit import fit
 from ..selfplay import make_baseline
@@ -75,12 +75,12 @@ def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int
 def generate_batched(teacher: str, rules: SmearRules, decisions: int, seed: int, epsilon: float = 0.0,
                      score_scale: float = 0.25, lanes: int = 256,
                      max_cycles: int = 2000) -> dict[str, np.ndarray]:
-    """:func:`generate` on the batched table (:class:`smear_env.batched_table.BatchedTable`, ``lanes``
+    """:func:`generate` on the batched table (:class:`smear_env.tables.batched_table.BatchedTable`, ``lanes``
     games stepped together, in this process) for any ``teacher`` spec
     (:func:`~smear_env.agents.batched.make_batched_agent`: vectorised for random, the heuristic and
     checkpoints, row by row for pimc and bots): the same rows and labels -- every decision of the teacher in
     all four seats, the table's "score" reward of the row's hand for the decider's team (times
-    ``score_scale``, :func:`~smear_env.table.shaped_team_rewards`) as its return (0 for the passes of a
+    ``score_scale``, :func:`~smear_env.tables.table.shaped_team_rewards`) as its return (0 for the passes of a
     thrown-in hand and for a hand cut off by ``max_cycles``). Whole hands only: the rows of hands still
     open when ``decisions`` is reached are dropped."""
 

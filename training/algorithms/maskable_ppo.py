@@ -1,13 +1,13 @@
 """sb3-contrib MaskablePPO on the single-seat Gymnasium view
-(:class:`smear_env.single_seat.SmearSingleSeatEnv`).
+(:class:`smear_env.gym.single_seat.SmearSingleSeatEnv`).
 
 One learning seat per env. Its partner is a frozen copy of the current policy (refreshed every
 ``selfplay.partner_refresh_interval`` learner decisions); its two opponents are drawn per game from the
 pool: ``"self"`` (the frozen current copy), ``"snapshot"`` (a frozen past policy) or a baseline agent spec.
 All of that lives in :class:`PoolEnv`, a wrapper fed with plain numpy weights through ``env_method`` so it
 works with DummyVecEnv and SubprocVecEnv alike. Episodes and rewards are the table's
-(:mod:`smear_env.table`, through the env): with ``env.episode="hand"`` each scored hand ends an episode and
-SB3's automatic ``reset()`` deals the next hand of the same game; ``env.reward="score"`` rewards are the
+(:mod:`smear_env.tables.table`, through the env): with ``env.episode="hand"`` each scored hand ends an episode
+and SB3's automatic ``reset()`` deals the next hand of the same game; ``env.reward="score"`` rewards are the
 raw score difference times ``env.score_scale`` (the native PPO's scale). The observation is scaled by
 :func:`training.policy.obs_scale` in the wrapper, which is what :class:`~training.policy.SmearPolicy` does
 internally, so the SB3 weights convert to a SmearPolicy checkpoint by renaming keys.
@@ -27,8 +27,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from smear_env.agents.checkpoint import NumpyPolicy
-from smear_env.config import SmearRules
-from smear_env.single_seat import SmearSingleSeatEnv
+from smear_env.core.config import SmearRules
+from smear_env.gym.single_seat import SmearSingleSeatEnv
 
 from ..config import TrainConfig, from_dict, to_dict
 from ..policy import ForeignModelPolicy, from_sb3_state_dict, obs_scale, to_sb3_state_dict
@@ -119,7 +119,7 @@ class PoolEnv(gymnasium.Wrapper):
         p = np.array([cfg.selfplay.opponents[k] for k in names], dtype=np.float64)
         self.table = _Table(names, p / p.sum(), cfg.rules, {"hidden_sizes": cfg.network.hidden_sizes,
                                                             "activation": cfg.network.activation}, seed)
-        # the table shapes the rewards (score scale, win bonus): smear_env.table.shaped_team_rewards
+        # the table shapes the rewards (score scale, win bonus): smear_env.tables.table.shaped_team_rewards
         e = cfg.env
         shaping = {"score_scale": e.score_scale, "win_bonus": e.win_bonus} if e.reward == "score" else {}
         env = SmearSingleSeatEnv(

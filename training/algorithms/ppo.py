@@ -1,12 +1,12 @@
 """Native PyTorch PPO on the table layer: ``n_envs`` tables stepped in lock-step in one process
-(:class:`smear_env.table.Lockstep`), every decision of every seat the learner plays batched through one
+(:class:`smear_env.tables.table.Lockstep`), every decision of every seat the learner plays batched through one
 forward pass.
 
 Why not only the single-seat env: here the learner collects the experience of *all* seats it plays (four
 in pure self-play, its two in games against a pool opponent), with no Gymnasium/VecEnv overhead, so it
 gets several times more decisions per second and per game (see checkpoints/README.md for measurements).
 
-Episodes and rewards are the table's (:mod:`smear_env.table`): with ``env.episode="hand"`` each seat's
+Episodes and rewards are the table's (:mod:`smear_env.tables.table`): with ``env.episode="hand"`` each seat's
 decisions of one scored hand form an episode whose only reward arrives at the hand's end
 (``env.reward="score"``: own team's score change minus the other team's in raw points, times
 ``env.score_scale``); the game carries on to its target so every score situation is visited. With
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from smear_env.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
-from smear_env.observation import OBS_SIZE
-from smear_env.table import NEXT_HAND, Lockstep, Step, Table, TableOptions
+from smear_env.core.actions import NUM_ACTIONS, PASS_ACTION, TRUMP_ACTION_BASE
+from smear_env.engine.observation import OBS_SIZE
+from smear_env.tables.table import NEXT_HAND, Lockstep, Step, Table, TableOptions
 
 from ..config import TrainConfig
 from ..policy import SmearPolicy

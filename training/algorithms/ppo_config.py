@@ -28,8 +28,8 @@ class PPOHyperparameters(UpdateConfig):
 
 
 class PPOConfig(PPOHyperparameters):
-    """Native PyTorch PPO that steps many tables in lock-step (smear_env.table) and learns from every seat
-    the learner plays -- all four in pure self-play."""
+    """Native PyTorch PPO that steps many tables in lock-step (smear_env.tables.table) and learns from every
+    seat the learner plays -- all four in pure self-play."""
 
     name: Literal["ppo"] = "ppo"
     """Algorithm, one of training.algorithms.ALGORITHMS."""

@@ -1,5 +1,6 @@
-"""``rllib_ppo``: Ray RLlib's PPO (new API stack) on :class:`smear_env.integrations.rllib.SmearMultiAgentEnv`,
-driven by the same config as the native trainers. Needs ``pip install "smear-rl[rllib]"``.
+"""``rllib_ppo``: Ray RLlib's PPO (new API stack) on
+:class:`smear_env.envs.integrations.rllib.SmearMultiAgentEnv`, driven by the same config as the native
+trainers. Needs ``pip install "smear-rl[rllib]"``.
 
 Self-play: one masked policy (RLlib's ``ActionMaskingTorchRLModule``) plays all four seats, so every decision
 of every game is a learner decision (``step`` counts them, as the native ``ppo``); ``selfplay.opponents`` must
@@ -76,7 +77,7 @@ class RLlibPPOTrainer(ForeignModelPolicy):
         except ImportError:
             raise ConfigError('algorithm "rllib_ppo" needs Ray RLlib: pip install "smear-rl[rllib]" '
                               "(with -c constraints/rllib.txt)") from None
-        from smear_env.integrations.rllib import ppo_config  # lazy: optional dependency (Ray RLlib)
+        from smear_env.envs.integrations.rllib import ppo_config  # lazy: optional dependency (Ray RLlib)
 
         net, a = cfg.network, cfg.algorithm  # network.activation: checked by RLlibPPOConfig.validate
         self.cfg = cfg

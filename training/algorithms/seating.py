@@ -1,5 +1,5 @@
-"""Seating the new games of a batched table (:class:`smear_env.batched_table.BatchedTable`), shared by the
-trainers that collect on it (``vector_ppo``, ``dmc``)."""
+"""Seating the new games of a batched table (:class:`smear_env.tables.batched_table.BatchedTable`), shared by
+the trainers that collect on it (``vector_ppo``, ``dmc``)."""
 
 from __future__ import annotations
 

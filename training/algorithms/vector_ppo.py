@@ -1,5 +1,5 @@
-"""PPO on the batched table (:class:`smear_env.batched_table.BatchedTable`): ``n_envs`` games on the batched
-engine stepped together, with no Python loop over games on the hot path.
+"""PPO on the batched table (:class:`smear_env.tables.batched_table.BatchedTable`): ``n_envs`` games on the
+batched engine stepped together, with no Python loop over games on the hot path.
 
 The seats of a game are played by the learner (the current policy), by a frozen snapshot of it, or by any
 agent spec of :func:`smear_env.agents.batched.make_batched_agent` (``random``, ``heuristic``, a checkpoint
@@ -10,11 +10,11 @@ spec; the partner is always the learner. The table runs the opponents itself unt
 every game (:meth:`BatchedTable.step`); all the learner's decisions of all games go through one forward
 pass, and the snapshot seats through one pass per snapshot in play.
 
-Rewards and episodes are the table layer's (:mod:`smear_env.table`, the same meanings as native ``ppo``):
-``env.episode``, ``env.reward``, ``env.score_scale``, ``env.win_bonus`` and ``env.max_cycles`` (R21: a game
-is truncated after this many decisions of all seats, which ends every episode in it with no win reward) are
-the batched table's :class:`~smear_env.table.TableOptions`; a step's per-seat rewards come from
-:func:`~smear_env.table.shaped_team_rewards`. So
+Rewards and episodes are the table layer's (:mod:`smear_env.tables.table`, the same meanings as native
+``ppo``): ``env.episode``, ``env.reward``, ``env.score_scale``, ``env.win_bonus`` and ``env.max_cycles`` (R21:
+a game is truncated after this many decisions of all seats, which ends every episode in it with no win reward)
+are the batched table's :class:`~smear_env.tables.table.TableOptions`; a step's per-seat rewards come from
+:func:`~smear_env.tables.table.shaped_team_rewards`. So
 
 * ``hand`` + ``score``: each scored hand is an episode (a thrown-in hand's passes belong to the redealt
   hand's episode), rewarded with its point difference times ``env.score_scale``;
@@ -54,12 +54,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from smear_env.actions import PASS_ACTION, TRUMP_ACTION_BASE
 from smear_env.agents.registry import make_batched_agent
-from smear_env.batched_table import LEARNER, BatchedStep, BatchedTable
-from smear_env.observation import OBS_SIZE
-from smear_env.table import TableOptions
-from smear_env.vector import VectorGame
+from smear_env.core.actions import PASS_ACTION, TRUMP_ACTION_BASE
+from smear_env.engine.observation import OBS_SIZE
+from smear_env.engine.vector import VectorGame
+from smear_env.tables.batched_table import LEARNER, BatchedStep, BatchedTable
+from smear_env.tables.table import TableOptions
 
 from ..config import TrainConfig
 from ..policy import SmearPolicy

@@ -8,9 +8,9 @@ from .ppo_config import PPOConfig
 
 
 class VectorPPOConfig(PPOConfig):
-    """The same PPO update as ppo, collecting on the batched engine smear_env.vector (through
-    smear_env.batched_table): every lane stepped as arrays, opponents self, snapshot or a spec; optionally
-    one trunk for policy and value (network.shared_trunk)."""
+    """The same PPO update as ppo, collecting on the batched engine smear_env.engine.vector (through
+    smear_env.tables.batched_table): every lane stepped as arrays, opponents self, snapshot or a spec;
+    optionally one trunk for policy and value (network.shared_trunk)."""
 
     name: Literal["vector_ppo"] = "vector_ppo"  # type: ignore[assignment]
     """Algorithm, one of training.algorithms.ALGORITHMS."""

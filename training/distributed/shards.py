@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from smear_env.config import SmearRules
+from smear_env.core.config import SmearRules
 from smear_env.evaluation import run_match
 from smear_env.evaluation.batched import even_shares
 

@@ -4,8 +4,8 @@ A Starlette app served by uvicorn, bound to 127.0.0.1 by default; the page is pl
 ``smear_env/play/static`` (no build step). The server keeps each game in memory. A game has 1 to 4 people
 ("human seats"); creating it returns one private link per human seat and one spectator link, each an
 unguessable token (``secrets.token_urlsafe``). A seat's link answers with only that seat's view
-(:func:`smear_env.seat_view.seat_view_of`) and the public form of every action (the game's log, kept on the
-server: a page that reloads gets its history back); a spectator link answers with what has been played
+(:func:`smear_env.engine.seat_view.seat_view_of`) and the public form of every action (the game's log, kept on
+the server: a page that reloads gets its history back); a spectator link answers with what has been played
 only (no hand, kitty or discard). The full record (every card) is given only once the game is over.
 
 API (JSON; errors are ``{"error": message}`` with a 4xx status, and a move error also lists

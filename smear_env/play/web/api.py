@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...actions import action_name, parse_action, short_repr
-from ...jsonsafe import JsonError, json_depth, loads_strict
+from ...core.actions import action_name, parse_action, short_repr
+from ...core.jsonsafe import JsonError, json_depth, loads_strict
 from ..explain import why_illegal
 
 MAX_JSON_DEPTH = 32
@@ -28,7 +28,7 @@ class NotJsonError(ApiError):
 
 
 def parse_json_text(text: str, what: str = "the request body") -> Any:
-    """Strict JSON (:func:`smear_env.jsonsafe.loads_strict`: no repeated key, no NaN, no integer of more
+    """Strict JSON (:func:`smear_env.core.jsonsafe.loads_strict`: no repeated key, no NaN, no integer of more
     digits than Python converts) with a nesting bound (``MAX_JSON_DEPTH``, checked first, in time linear in
     the text: json recurses); NotJsonError (400) naming ``what`` otherwise."""
     if json_depth(text) > MAX_JSON_DEPTH:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import uvicorn
 
-from ...actions import short_repr
 from ...agents.registry import make_agent
+from ...core.actions import short_repr
 from ..session import DEFAULT_MAX_HANDS
 from .routes import create_app, default_agents
 from .server import IDLE_TTL, MAX_GAMES_KEPT

@@ -9,9 +9,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ...actions import discard_action, play_action
-from ...cards import CARD_NAMES, cards_of
-from ...game import DISCARD, PLAY
+from ...core.actions import discard_action, play_action
+from ...core.cards import CARD_NAMES, cards_of
+from ...engine.game import DISCARD, PLAY
 from ..explain import point_details, rule_notes, table_summary, why_illegal
 from ..hints import TableHints
 from ..session import Event, Session

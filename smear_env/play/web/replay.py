@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ...actions import action_name, bid_action, discard_action, play_action, trump_action
-from ...cards import CARD_NAMES, SUIT_CHARS, cards_of, parse_card
-from ...config import RuleOptionError, SmearRules
-from ...game import Game, IllegalActionError, Phase
-from ...record import RecordMismatchError, RecordValidationError, replay, validate_record
+from ...core.actions import action_name, bid_action, discard_action, play_action, trump_action
+from ...core.cards import CARD_NAMES, SUIT_CHARS, cards_of, parse_card
+from ...core.config import RuleOptionError, SmearRules
+from ...engine.game import Game, IllegalActionError, Phase
+from ...engine.record import RecordMismatchError, RecordValidationError, replay, validate_record
 from ..explain import point_details
 from ..hints import probabilities_at
 from .api import ApiError, NotJsonError, parse_json_text

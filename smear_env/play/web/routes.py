@@ -18,9 +18,9 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ...actions import action_name, short_repr
-from ...config import RuleOptionError, SmearRules
-from ...game import IllegalActionError
+from ...core.actions import action_name, short_repr
+from ...core.config import RuleOptionError, SmearRules
+from ...engine.game import IllegalActionError
 from ..cli import shipped_agent_path
 from ..session import DEFAULT_MAX_HANDS
 from .api import ApiError, parse_json_text, parse_move, query_int, scrub

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ...actions import short_repr
 from ...agents.checkpoint import CheckpointAgent
 from ...agents.registry import make_agent
-from ...config import RuleOptionError, SmearRules
+from ...core.actions import short_repr
+from ...core.config import RuleOptionError, SmearRules
 from ..choices import FALLBACK, agent_options, display_name, hint_specs, is_checkpoint, why_not
 from ..hints import Hinter, HintRefused, runs_a_process
 from ..replay_pool import ReplayPool

@@ -1,0 +1,84 @@
+"""Observations of the batched engine's lanes: the one encoder of :mod:`smear_env.engine.observation` on
+arrays.
+
+:func:`observe_lanes` hands a :class:`~smear_env.engine.vector.VectorGame`'s state (its public per-lane
+arrays) to :func:`~smear_env.engine.observation.feature_parts`, the encoder the single game and a player's
+view use too, gathers the words into 8 int64 words a lane (512 bits; bit ``i`` = vector index ``i``), unpacks
+them with one ``numpy.unpackbits`` and writes the raw terms with
+:func:`~smear_env.engine.observation.write_raw`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.phases import NUM_PLAYERS, dealer_stuck
+from .observation import OBS_SIZE, PART_OFFSETS, PART_WIDTHS, feature_parts, write_raw
+
+_I = np.int64
+_SEATS = np.arange(NUM_PLAYERS, dtype=_I)
+WORD_PLACES = tuple((off // 64, off % 64, off % 64 + width > 64)
+                    for off, width in zip(PART_OFFSETS, PART_WIDTHS, strict=True))
+"""(int64 word, shift, whether it runs into the next word) of each word of ``feature_parts``."""
+
+
+def pack_words(parts: tuple[Any, ...], n: int) -> np.ndarray:
+    """The words of :func:`~smear_env.engine.observation.feature_parts` on ``(N,)`` arrays as ``(N, 8)`` int64
+    words (bit ``i % 64`` of word ``i // 64`` = vector index ``i``)."""
+    words = np.zeros((8, n), dtype=_I)  # word-major while assembling: each word one contiguous row
+    for (w, sh, carry), v in zip(WORD_PLACES, parts, strict=True):
+        words[w] |= v << sh
+        if carry:  # the bits past bit 63 of word w
+            words[w + 1] |= v >> (64 - sh)
+    return np.ascontiguousarray(words.T)
+
+
+def observe_lanes(vg: Any, seats: np.ndarray | None, out: np.ndarray | None = None,
+                  form: str = "floats") -> Any:
+    """The observations of seat ``seats[l]`` (default: the seat to act) in each lane ``l`` of ``vg``.
+    ``form``: "floats" (``(N, 493)`` float32, into ``out`` when given), "words" (``(N, 8)`` int64, the 0/1
+    features only) or "both" (``(words, floats)`` of one pass)."""
+    n = vg.num_games
+    if seats is None:
+        s = vg.to_act
+    else:
+        s = np.asarray(seats)
+        if s.shape != (n,) or s.dtype.kind not in "iu" or ((s < 0) | (s > 3)).any():
+            raise ValueError(f"seats must be an integer array of {n} seats 0..3, got {seats!r}")
+        s = s.astype(_I)
+    lanes = np.arange(n, dtype=_I)
+    rel_index = (lanes << 2)[:, None] + ((s[:, None] + _SEATS) & 3)  # flat index of (lane, relative seat)
+
+    team_index = (lanes << 1)[:, None] + ((s[:, None] + _SEATS) & 1)  # flat index of (lane, team of rel seat)
+
+    by_seat, by_team = rel_index.T, team_index.T  # gathered through these, each row comes out contiguous
+
+    def rel(x: np.ndarray) -> np.ndarray:  # (N, 4) by seat or (N, 2) by team -> (4, N), row r: rel seat r
+        return x.reshape(-1)[by_seat if x.shape[1] == NUM_PLAYERS else by_team]
+
+    phase, to_act, high_bid, trick_len, trick = vg.phase, vg.to_act, vg.high_bid, vg.trick_len, vg.trick
+    hand = vg.hands.reshape(-1)[rel_index[:, 0]]  # the observer's
+    parts = feature_parts(
+        s, phase, to_act, vg.dealer, vg.rules.kitty_size, hand, vg.bids, vg.bidder, high_bid, vg.trump,
+        (vg.tricks_done > 0) | (trick_len > 0), vg.kitty, vg.discards, vg.played_by,
+        vg.won, np.where(trick >= 0, np.int64(1) << (trick & 31), 0),
+        np.where(trick_len > 0, vg.leader, -1), vg.voids,
+        dealer_stuck(vg.rules, phase, to_act, s, vg.dealer, high_bid), rel,
+    )
+    words = pack_words(parts, n)
+    if form == "words":
+        return words
+    bits = np.unpackbits(words.astype("<i8", copy=False).view(np.uint8), axis=1, count=OBS_SIZE,
+                         bitorder="little")
+    if out is None:
+        out = bits.astype(np.float32)
+    else:
+        if not isinstance(out, np.ndarray) or out.shape != (n, OBS_SIZE) or out.dtype != np.float32:
+            raise ValueError(f"out must be a float32 array of shape ({n}, {OBS_SIZE})")
+        out[...] = bits
+    scores = vg.scores.reshape(-1)
+    own = team_index[:, 0]  # flat index of (lane, own team)
+    write_raw(out, scores[own], scores[own ^ 1], vg.rules.target_score, np.bitwise_count(rel(vg.hands)))
+    return (words, out) if form == "both" else out
