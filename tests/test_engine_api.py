@@ -29,7 +29,7 @@ def test_nothing_outside_the_engine_builds_a_game_or_touches_its_private_fields(
     pattern = re.compile(r"Game\.__new__|\._legal\b|\._next_dealer\b|\._deal_hand\b|\._setup\b")
     offenders = []
     for path in [*ROOT.glob("smear_env/**/*.py"), *ROOT.glob("training/**/*.py")]:
-        if path.name in ("game.py", "vector.py") and path.parent.name == "smear_env":
+        if path.name in ("game.py", "vector.py") and path.parent.name == "engine":
             continue  # the engines themselves
         for i, line in enumerate(path.read_text().splitlines(), 1):
             if pattern.search(line):

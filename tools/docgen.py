@@ -86,7 +86,8 @@ def _section(*prefixes: str) -> str:
     update the page)."""
     found = [body for head, body in env_doc_sections().items() if head.startswith(prefixes)]
     if not found:
-        raise ValueError(f"smear_env.envs.aec's docstring has no section starting with {' or '.join(prefixes)}")
+        raise ValueError(
+            f"smear_env.envs.aec's docstring has no section starting with {' or '.join(prefixes)}")
     return _rst_inline("\n\n".join(found))
 
 
@@ -163,7 +164,8 @@ def env_observation() -> str:
     rows = []
     for name, size, kind in TERMS:
         if name not in meanings:
-            raise ValueError(f"observation term {name!r} is missing from smear_env.engine.observation's docstring")
+            raise ValueError(
+                f"observation term {name!r} is missing from smear_env.engine.observation's docstring")
         written, meaning = meanings[name]
         if eval_size(written) != size:
             raise ValueError(f"observation term {name!r}: the docstring says size {written}, the code {size}")
