@@ -14,13 +14,22 @@ factory is :func:`smear_env.gym.single_seat.make_env`). Without importing ``smea
 module prefix does it: ``gymnasium.make("smear_env:smear_env/SmearSingleSeat-v0")``. Its vector entry point
 is :func:`smear_env.gym.vector_env.make_vector_env` (``gymnasium.make_vec("smear_env/SmearSingleSeat-v0",
 num_envs=N)``: N games on the batched engine, :class:`smear_env.gym.vector_env.SmearVectorEnv`).
+
+The package's folders are its layers, lowest first: ``core`` (cards, actions, rule options and rules),
+``engine`` (the single and the batched game, views, observations, records), ``tables`` (the game loop of
+every front end), ``envs`` (the AEC env and the framework adapters) and ``gym`` (the Gymnasium envs), then
+``agents``, ``evaluation`` and ``play``. The modules that sat at the package's root import from their old
+paths for one more version (:data:`MOVED_MODULES`), each with a ``DeprecationWarning`` naming the new path.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
+import warnings
 from typing import Any
 
 __version__ = "0.1.0"
@@ -121,3 +130,67 @@ for _name, _register in _REGISTRARS.items():
         _pending.add(_name)
 if _pending and not any(isinstance(f, _RegisterWhenImported) for f in sys.meta_path):
     sys.meta_path.insert(0, _RegisterWhenImported(_pending))
+
+
+# The modules that moved from the root of the package into its layer folders: old name -> new name, both
+# under ``smear_env.`` (a moved package's submodules follow it). Importing an old name gives the new module
+# (the same object) with a DeprecationWarning naming the new path; the old names go in smear-rl 0.2.
+MOVED_MODULES: dict[str, str] = {
+    "cards": "core.cards", "actions": "core.actions", "config": "core.config", "phases": "core.phases",
+    "rules": "core.rules", "seeding": "core.seeding", "jsonsafe": "core.jsonsafe",
+    "game": "engine.game", "vector": "engine.vector", "observation": "engine.observation",
+    "record": "engine.record", "recording": "engine.recording", "infoset": "engine.infoset",
+    "seat_view": "engine.seat_view", "lane_deals": "engine.lane_deals", "lane_records": "engine.lane_records",
+    "lane_observation": "engine.lane_observation", "worlds": "engine.worlds",
+    "table": "tables.table", "batched_table": "tables.batched_table", "render": "tables.render",
+    "stats": "tables.stats",
+    "env": "envs.aec", "integrations": "envs.integrations",
+    "single_seat": "gym.single_seat", "vector_env": "gym.vector_env",
+}
+
+
+def moved_name(fullname: str) -> str | None:
+    """The new dotted name of a module imported by its old one (for ``game`` -> ``engine.game``, the
+    submodule ``x`` of the old package gives ``x`` of the new one); None for a name that did not move."""
+    head, _, rest = fullname.partition(".")
+    if head != __name__ or not rest:
+        return None
+    old, _, sub = rest.partition(".")
+    new = MOVED_MODULES.get(old)
+    if new is None:
+        return None
+    return f"{__name__}.{new}" + (f".{sub}" if sub else "")
+
+
+class _MovedModuleLoader(importlib.abc.Loader):
+    """Loads an old module name as the module at its new name: the same module object, imported once."""
+
+    def __init__(self, new_name: str) -> None:
+        self.new_name = new_name
+        self.spec: Any = None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        warnings.warn(f"{spec.name} moved to {self.new_name}: import {self.new_name} (the old path goes in "
+                      "smear-rl 0.2)", DeprecationWarning, stacklevel=2)
+        module = importlib.import_module(self.new_name)
+        self.spec = module.__spec__
+        return module
+
+    def exec_module(self, module: Any) -> None:
+        # the import system has set the old name's spec on the module: give it its own back
+        module.__spec__ = self.spec
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder):
+    """Finds the old names of :data:`MOVED_MODULES` (and their submodules)."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        new = moved_name(fullname)
+        if new is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _MovedModuleLoader(new))
+
+
+if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
+    # first: the path finder would load a moved package's submodule a second time under its old name
+    sys.meta_path.insert(0, _MovedModuleFinder())
