@@ -37,7 +37,7 @@ from smear_env.agents.registry import (
     make_batched_agent,  # noqa: E402
 )
 from smear_env.core.config import SmearRules  # noqa: E402
-from smear_env.engine.observation import decode_batch  # noqa: E402
+from smear_env.engine.decoding import decode_batch  # noqa: E402
 from smear_env.engine.vector import VectorGame  # noqa: E402
 
 

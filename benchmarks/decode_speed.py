@@ -1,5 +1,5 @@
-"""Observation decoding speed: rows per CPU second of ``observation.decode`` (with and without the action
-mask) and ``observation.decode_batch``, in the same run, interleaved.
+"""Observation decoding speed: rows per CPU second of ``decoding.decode`` (with and without the action
+mask) and ``decoding.decode_batch``, in the same run, interleaved.
 
     nice -n 10 .venv/bin/python benchmarks/decode_speed.py [--rows 2000] [--batch 4096] [--rounds 5]
 
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from vector_speed import timed  # noqa: E402  (this folder is on sys.path: rows per CPU second of run())
 
 from smear_env.core.config import SmearRules  # noqa: E402
-from smear_env.engine.observation import decode, decode_batch  # noqa: E402
+from smear_env.engine.decoding import decode, decode_batch  # noqa: E402
 from smear_env.engine.vector import VectorGame  # noqa: E402
 
 

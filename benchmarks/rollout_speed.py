@@ -20,7 +20,7 @@ import numpy as np
 from smear_env.agents import rollout as ro
 from smear_env.agents.registry import rollout_players
 from smear_env.core.config import SmearRules
-from smear_env.engine.observation import decode_batch
+from smear_env.engine.decoding import decode_batch
 from smear_env.engine.vector import VectorGame
 
 

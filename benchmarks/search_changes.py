@@ -54,7 +54,7 @@ def revalue(job: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarra
     from smear_env.agents.registry import rollout_players
     from smear_env.agents.rollout import rollout_values
     from smear_env.core.config import SmearRules
-    from smear_env.engine.observation import decode_batch
+    from smear_env.engine.decoding import decode_batch
 
     obs, mask, changed, kept, seeds, opt = job
     torch.set_num_threads(1)

@@ -39,7 +39,7 @@ def test_values_are_exact_in_the_true_deal_and_the_policys_value_is_what_the_gam
     for _ in range(23):  # into the play of the first hand in most lanes
         vg.step(team_actions(team, opp, vg.observe(), vg.legal_mask(), vg.to_act))
     from smear_env.agents.rollout import true_deal, values_in_deals
-    from smear_env.engine.observation import decode_batch
+    from smear_env.engine.decoding import decode_batch
 
     lanes = np.flatnonzero((vg.phase == 3) & ((vg.to_act & 1) == 0))
     assert lanes.size > 10

@@ -12,6 +12,7 @@ from smear_env.core import phases
 from smear_env.core.actions import bid_action, discard_action, play_action, trump_action
 from smear_env.core.cards import parse_card
 from smear_env.core.config import SmearRules
+from smear_env.engine import decoding as D
 from smear_env.engine import observation as O
 from smear_env.engine.game import Game
 from smear_env.engine.record import replay, validate_record
@@ -93,7 +94,7 @@ def test_scripted_hand_observation_known_answer_on_both_engines(observer: int) -
     want = _expected(observer)
     np.testing.assert_array_equal(O.encode_game(g, observer), want)
     np.testing.assert_array_equal(vg.observe(np.array([observer]))[0], want)
-    np.testing.assert_array_equal(O.encode(O.decode(want)), want)  # and through a player's view
+    np.testing.assert_array_equal(O.encode(D.decode(want)), want)  # and through a player's view
 
 
 def test_kitty_is_the_first_stock_cards_on_both_engines_r9() -> None:

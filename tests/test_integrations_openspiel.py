@@ -461,9 +461,10 @@ def test_the_agent_answers_from_the_view_alone():
 def test_worlds_from_a_seats_view_alone_show_that_seat_its_own_observation(kitty_size):
     """The agent's worlds: from the relative view decoded from an observation, a world whose seat 0 sees
     exactly that observation and has the same legal actions, at every decision of random games."""
+    from smear_env.engine.decoding import decode
     from smear_env.engine.game import Game
     from smear_env.engine.infoset import sample_hidden
-    from smear_env.engine.observation import decode, observe
+    from smear_env.engine.observation import observe
 
     rules = SmearRules(kitty_size=kitty_size, target_score=4)
     rng = np.random.default_rng(5409 + kitty_size)

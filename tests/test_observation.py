@@ -7,6 +7,7 @@ import pytest
 
 from smear_env.core.actions import NUM_ACTIONS, PASS_ACTION
 from smear_env.core.config import SmearRules
+from smear_env.engine import decoding as D
 from smear_env.engine import observation as O
 from smear_env.engine.game import GAME_OVER, HAND_OVER, Game
 from smear_env.engine.infoset import view_of
@@ -50,8 +51,8 @@ def test_decode_is_exact_inverse_on_random_states_r22_r23():
             v = view_of(g, s)
             vec = O.encode(v)
             assert vec.dtype == np.float32 and vec.shape == (O.OBS_SIZE,)
-            assert O.decode(vec) == v.relative()
-            assert O.decode(vec, O.action_mask(g, s)) == v.relative()
+            assert D.decode(vec) == v.relative()
+            assert D.decode(vec, O.action_mask(g, s)) == v.relative()
             n += 1
     assert n > 2000
 
@@ -88,7 +89,7 @@ def test_stuck_dealer_bit_r8():
         g.apply(PASS_ACTION)
     vec = O.encode_game(g, 3)
     assert vec[O.SLICES["stuck"]][0] == 1.0
-    assert PASS_ACTION not in O.decode(vec).legal_actions
+    assert PASS_ACTION not in D.decode(vec).legal_actions
     assert O.encode_game(g, 1)[O.SLICES["stuck"]][0] == 0.0
 
 
@@ -125,23 +126,23 @@ def test_decode_batch_equals_decode_row_by_row():
             obs.append(o["observation"])
             masks.append(o["action_mask"])
     obs_a, mask_a = np.stack(obs), np.stack(masks).astype(bool)
-    views = O.decode_batch(obs_a, mask_a)
+    views = D.decode_batch(obs_a, mask_a)
     assert len(views) == len(obs) > 1000
     for vec, m, v in zip(obs, masks, views, strict=False):
-        assert v == O.decode(vec, m)
+        assert v == D.decode(vec, m)
     assert any(v.legal_actions == () for v in views) and any(len(v.legal_actions) > 3 for v in views)
-    assert O.decode_batch(obs_a[:0], mask_a[:0]) == []
+    assert D.decode_batch(obs_a[:0], mask_a[:0]) == []
     with pytest.raises(ValueError, match="decode_batch"):
-        O.decode_batch(obs_a[:3], mask_a[:2])
+        D.decode_batch(obs_a[:3], mask_a[:2])
     with pytest.raises(ValueError, match="phase"):
-        O.decode_batch(np.zeros((1, O.OBS_SIZE), np.float32), np.zeros((1, NUM_ACTIONS), bool))
+        D.decode_batch(np.zeros((1, O.OBS_SIZE), np.float32), np.zeros((1, NUM_ACTIONS), bool))
 
 
 def test_decode_rejects_bad_input():
     with pytest.raises(ValueError, match="shape"):
-        O.decode(np.zeros(10, dtype=np.float32))
+        D.decode(np.zeros(10, dtype=np.float32))
     with pytest.raises(ValueError, match="phase"):
-        O.decode(np.zeros(O.OBS_SIZE, dtype=np.float32))
+        D.decode(np.zeros(O.OBS_SIZE, dtype=np.float32))
 
 
 def test_describe_lists_every_term():
@@ -191,4 +192,4 @@ def test_decode_errors_name_the_term_with_two_bits():
         set_bits = int((bad[sl.start : sl.start + (5 if name == "bids" else sl.stop - sl.start)] > 0.5).sum())
         assert set_bits >= 2
         with pytest.raises(ValueError, match=f"term '{name}' has {set_bits} bits set"):
-            O.decode(bad)
+            D.decode(bad)

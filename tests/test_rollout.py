@@ -8,8 +8,9 @@ import pytest
 from smear_env.agents.registry import make_batched_agent, rollout_from_spec
 from smear_env.agents.rollout import RolloutAgent, rollout_values, true_deal
 from smear_env.core.config import SmearRules
+from smear_env.engine.decoding import decode_batch
 from smear_env.engine.infoset import HiddenDeal
-from smear_env.engine.observation import KITTY, decode_batch
+from smear_env.engine.observation import KITTY
 from smear_env.engine.vector import VectorGame
 from tests.search_helpers import hidden_twins
 

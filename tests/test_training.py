@@ -247,7 +247,7 @@ def test_batched_imitation_rows_are_the_teachers_whole_hands():
     the row's hand for the decider's team (a multiple of 1/4, |d| <= 8); rows come in whole hands, so over a
     lane's hand the two teams' returns are opposite and the sum of all returns is 0; config checks."""
     from smear_env.agents.heuristic import HeuristicAgent
-    from smear_env.engine.observation import decode
+    from smear_env.engine.decoding import decode
     from smear_env.engine.vector import VectorGame
     from training.algorithms.imitation import generate_batched
 

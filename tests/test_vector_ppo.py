@@ -106,7 +106,7 @@ def test_heuristic_opponent_seats_play_the_heuristic():
     decisions are the only ones stored (one per lane per collect step)."""
     from smear_env.agents.heuristic import HeuristicAgent
     from smear_env.agents.registry import make_batched_agent
-    from smear_env.engine.observation import decode
+    from smear_env.engine.decoding import decode
 
     tr = _trainer("selfplay.opponents={self: 0, random: 0, heuristic: 1}", "rules.target_score=5")
     heur = tr.players[2]

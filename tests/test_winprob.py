@@ -14,7 +14,7 @@ from smear_env.agents.rollout import rollout_values
 from smear_env.agents.shipped import shipped_path
 from smear_env.agents.winprob import WinProbability, load_winprob
 from smear_env.core.config import SmearRules
-from smear_env.engine.observation import decode_batch
+from smear_env.engine.decoding import decode_batch
 from smear_env.engine.vector import VectorGame
 from smear_env.evaluation.batched import even_shares
 from training import winprob as train_wp

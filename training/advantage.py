@@ -45,7 +45,8 @@ from smear_env.agents.rollout import true_deal, values_in_deals
 from smear_env.agents.shipped import checkpoint_file
 from smear_env.agents.winprob import load_winprob
 from smear_env.core.config import SmearRules
-from smear_env.engine.observation import PHASE, SCORES, decode_batch
+from smear_env.engine.decoding import decode_batch
+from smear_env.engine.observation import PHASE, SCORES
 from smear_env.evaluation.batched import even_shares, one_blas_thread, worker_pool
 
 from . import fit as fitter

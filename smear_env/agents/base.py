@@ -76,5 +76,5 @@ def has_view_fast_path(agent: Any) -> bool:
     """Whether ``agent`` offers ``act_view(relative_view) -> int``: an optional extension of the protocol
     for agents that reason on the decoded :class:`~smear_env.engine.infoset.PlayerView` anyway. It must return
     exactly what ``act(observe(game, seat))`` returns (``view`` is ``view_of(game, seat).relative()``,
-    which equals ``observation.decode(obs, mask)``); evaluation uses it to skip encoding."""
+    which equals ``decoding.decode(obs, mask)``); evaluation uses it to skip encoding."""
     return callable(getattr(agent, "act_view", None))

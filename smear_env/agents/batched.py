@@ -45,7 +45,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..core.config import SmearRules
-from ..engine.observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, decode_batch, suit_orders
+from ..engine.decoding import decode_batch
+from ..engine.observation import SUIT_ACTION_TARGET, SUIT_OBS_SOURCE, suit_orders
 from .base import Agent, has_view_fast_path
 from .checkpoint import NumpyPolicy, check_finite_logits, load_agent
 from .slots import SlotTable, check_batch, check_slot, check_start, no_legal_error
@@ -377,7 +378,7 @@ class PerSlotAgent:
     """Fallback: wraps a factory ``() -> Agent``; one per-seat Agent per slot, created lazily on
     :meth:`start_game` (and kept for the slot's later games, which the agent's own ``start_game`` resets);
     :meth:`act_batch` loops over the rows calling that slot's ``act_view`` when it offers one (on the rows
-    decoded with :func:`~smear_env.engine.observation.decode_batch`) else ``act``. ``close`` closes every
+    decoded with :func:`~smear_env.engine.decoding.decode_batch`) else ``act``. ``close`` closes every
     per-slot agent that has a ``close`` method."""
 
     vectorised = False

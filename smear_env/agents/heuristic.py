@@ -2,7 +2,7 @@
 
 The agent reasons on the observer-relative :class:`~smear_env.engine.infoset.PlayerView` (observer = seat 0,
 left = 1, partner = 2, right = 3; own team = team 0): ``act(obs)`` decodes the observation vector with
-``smear_env.engine.observation.decode``; :meth:`HeuristicAgent.act_view` takes a relative view directly (the
+``smear_env.engine.decoding.decode``; :meth:`HeuristicAgent.act_view` takes a relative view directly (the
 evaluation loop uses it to skip the encode/decode round trip; both give the same action).
 
 Design (the numbers are hand-tuned estimates, not fitted):
@@ -57,8 +57,8 @@ from ..core.cards import (
 )
 from ..core.config import HIGH_LOW_ACE_SEVEN, SmearRules
 from ..core.rules import RANK_GAME_VALUE, TRICK_KEYS, trick_winner
+from ..engine.decoding import decode
 from ..engine.infoset import PlayerView
-from ..engine.observation import decode
 
 # The three other players hold 18 of the 26 cards an observer has not seen at the deal; the partner 6,
 # the opponents 12, the stock 8.

@@ -74,9 +74,9 @@ from ..core.actions import (
 from ..core.cards import RANK_ACE, RANK_JACK, SUIT_MASKS, cards_of
 from ..core.config import SmearRules
 from ..core.rules import RANK_GAME_VALUE, contract_change, contract_made, discard_pool, points_out_of_play
+from ..engine.decoding import decode
 from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP
 from ..engine.infoset import PlayerView, sample_hidden
-from ..engine.observation import decode
 from .heuristic import HeuristicAgent, best_suit
 from .solver import SolverState, rank_representatives, solve, solve_all_moves
 

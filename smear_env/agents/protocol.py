@@ -38,8 +38,8 @@ import numpy as np
 
 from ..core.actions import action_name
 from ..core.config import SmearRules
+from ..engine.decoding import decode
 from ..engine.infoset import PlayerView
-from ..engine.observation import decode
 from ..engine.seat_view import absolute_view, seat_view
 from .specs import parse_key_values
 from .supervisor import CLOSE_GRACE, MAX_LINE, BotIOError, BotProcess, close_all, describe_status

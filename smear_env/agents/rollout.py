@@ -33,9 +33,10 @@ import numpy as np
 
 from ..core.actions import NUM_ACTIONS
 from ..core.config import SmearRules
+from ..engine.decoding import decode_batch
 from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP
 from ..engine.infoset import HiddenDeal, sample_hidden_many
-from ..engine.observation import PHASE, decode_batch
+from ..engine.observation import PHASE
 from ..engine.vector import VectorGame
 from .slots import SlotTable, check_batch, check_start
 

@@ -142,7 +142,7 @@ def view_of(game: Game, seat: int) -> PlayerView:
 # ============================================================================ info-set sampling
 # Everything below is additive: sampling full deals consistent with one player's view, for search agents
 # (PIMC). Seats in a sampled deal are the view's seats (absolute for ``view_of``, relative for
-# ``view.relative()`` / ``observation.decode``).
+# ``view.relative()`` / ``decoding.decode``).
 
 
 @dataclass(frozen=True)

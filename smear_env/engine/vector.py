@@ -526,7 +526,7 @@ class VectorGame:
     def load_worlds(self, lanes: Any, views: Sequence[Any], deals: Sequence[Any],
                     rng: np.random.Generator) -> None:
         """Put lanes ``lanes`` (increasing distinct indices) into the positions of ``views`` (relative
-        :class:`~smear_env.engine.infoset.PlayerView` objects, observer = seat 0, e.g. ``observation.decode``)
+        :class:`~smear_env.engine.infoset.PlayerView` objects, observer = seat 0, e.g. ``decoding.decode``)
         completed by ``deals`` (:class:`~smear_env.engine.infoset.HiddenDeal` objects consistent with them,
         e.g.
         :func:`~smear_env.engine.infoset.sample_hidden`): what a search agent does to play a sampled world on.

@@ -47,9 +47,10 @@ from ..core.actions import (
 from ..core.cards import CARD_NAMES, SUIT_MASKS, cards_of
 from ..core.config import SmearRules
 from ..core.rules import contract_change, points_out_of_play
+from ..engine.decoding import decode
 from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP, Game
 from ..engine.infoset import sample_hidden
-from ..engine.observation import decode, observe
+from ..engine.observation import observe
 from ..tables.table import agent_action
 from .choices import display_name, hint_specs, is_checkpoint
 

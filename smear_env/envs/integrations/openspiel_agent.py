@@ -2,7 +2,7 @@
 
 The bot is OpenSpiel's own Python ``ISMCTSBot`` (``open_spiel.python.algorithms.ismcts``), unchanged, playing
 ``python_smear`` (:mod:`smear_env.envs.integrations.openspiel`). It answers from the seat's view alone: each
-decision decodes the seat's observation (:func:`smear_env.engine.observation.decode`), and every simulation
+decision decodes the seat's observation (:func:`smear_env.engine.decoding.decode`), and every simulation
 starts in a world drawn from that view by the project's deal sampler
 (:func:`smear_env.engine.infoset.sample_hidden`, through the bot's resampler hook,
 :func:`~smear_env.envs.integrations.openspiel.world_from_view`). Search nodes are keyed by the players'
@@ -27,9 +27,9 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts
 
 from ...core.config import SmearRules
+from ...engine.decoding import decode
 from ...engine.game import HAND_OVER, Game
 from ...engine.infoset import PlayerView, sample_hidden
-from ...engine.observation import decode
 from .openspiel import GAME_NAME, SmearState, state_at, world_from_view
 
 __all__ = ["BOTS", "HandRolloutEvaluator", "OpenSpielISMCTSAgent", "agent_from_spec"]
