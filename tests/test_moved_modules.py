@@ -77,6 +77,27 @@ def test_the_import_statements_of_the_old_paths_work_and_warn_at_the_importing_l
     ]
 
 
+def test_the_decoder_is_reached_from_the_observation_module_with_a_warning_naming_its_module():
+    from smear_env.engine import decoding, observation
+
+    for name in ("decode", "decode_batch", "legal_actions_of"):
+        moved = rf"observation\.{name} moved to smear_env\.engine\.decoding"
+        with pytest.warns(DeprecationWarning, match=moved):
+            assert getattr(observation, name) is getattr(decoding, name)
+    with pytest.raises(AttributeError, match="no attribute 'decodee'"):
+        observation.decodee  # noqa: B018
+    # through the old module path too: both moves named
+    code = ("from smear_env.observation import decode\n"
+            "import smear_env.engine.decoding as d\n"
+            "assert decode is d.decode\n")
+    out = subprocess.run([sys.executable, "-W", "always::DeprecationWarning", "-c", code], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "DeprecationWarning: smear_env.observation moved to smear_env.engine.observation" in out.stderr
+    assert ("DeprecationWarning: smear_env.engine.observation.decode moved to smear_env.engine.decoding"
+            in out.stderr)
+
+
 def test_the_names_that_did_not_move_are_left_alone():
     for name in ("smear_env", "smear_env.smear_v0", "smear_env.versioning", "smear_env.agents.registry",
                  "smear_env.engine.game", "smear_env.gamex", "smear_env.envs", "other.game"):
@@ -95,6 +116,7 @@ def test_every_new_module_exists_and_the_root_keeps_at_most_six_modules():
 
 # ------------------------------------------------------------------ nothing uses the old paths
 
+DECODER = ("decode", "decode_batch", "legal_actions_of")  # moved from observation into engine.decoding
 SCANNED = ("smear_env", "training", "tests", "examples", "benchmarks", "tools")
 _NAMES = "|".join(map(re.escape, MOVED_MODULES))
 DOTTED = re.compile(rf"(?<![\w.])smear_env\.({_NAMES})(?!\w)")
@@ -127,7 +149,8 @@ def _imported(path: Path) -> list[tuple[int, str]]:
 
 def test_no_module_of_the_project_imports_an_old_path():
     offenders = [f"{p.relative_to(ROOT)}:{line}: {name}" for p in _python_files()
-                 for line, name in _imported(p) if moved_name(name) is not None]
+                 for line, name in _imported(p) if moved_name(name) is not None
+                 or name.startswith("smear_env.engine.observation.") and name.rpartition(".")[2] in DECODER]
     assert offenders == []
 
 

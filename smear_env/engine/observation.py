@@ -55,7 +55,9 @@ precomputed offsets and unpacked with a single ``numpy.unpackbits`` call; the ra
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
+import warnings
 from operator import lshift
 from typing import Any, NamedTuple
 
@@ -510,3 +512,18 @@ def normalized_scale(rules: Any = None) -> np.ndarray:
     scale[SLICES["target_score"]] = 1.0 / rules.target_score
     scale[SLICES["hand_sizes"]] = 1.0 / (HAND_SIZE + MAX_KITTY)
     return scale
+
+
+_DECODER = ("decode", "decode_batch", "legal_actions_of")
+
+
+def __getattr__(name: str) -> Any:
+    """The decoder's functions under this module's name for one more version, with a DeprecationWarning
+    naming :mod:`smear_env.engine.decoding`, where they live (it imports this module, so this module
+    reaches it only when asked)."""
+    if name in _DECODER:
+        new = f"{__package__}.decoding"
+        warnings.warn(f"{__name__}.{name} moved to {new}.{name}: import it from {new} (the old place goes in "
+                      "smear-rl 0.2)", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(new), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
