@@ -150,6 +150,23 @@ def _estimates(code: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------------- bits
+# The observation fields the heuristic reads, each at most 32 bits: (offset, width). Field j of a row is
+# bits offset_j .. offset_j + width_j - 1 of its 512-bit form.
+_F_HAND, _F_KITTY, _F_DISCARDS, _F_PLAYED, _F_TRICK = 0, 1, 2, 3, 7  # played by / trick: 4 each (rel seat)
+_F_BIDS, _F_BIDDER, _F_TRUMP, _F_LEADER, _F_VOIDS = 11, 12, 13, 14, 15
+_FIELDS = ([(HAND, NUM_CARDS), (KITTY, NUM_CARDS), (DISCARDS, NUM_CARDS)]
+           + [(PLAYED_BY + NUM_CARDS * r, NUM_CARDS) for r in range(4)]
+           + [(TRICK + NUM_CARDS * r, NUM_CARDS) for r in range(4)]
+           + [(BIDS, 4 * NUM_BID_STATES), (BIDDER, 4), (TRUMP_, 4), (TRICK_LEADER, 4), (VOIDS, 16)])
+_FW = np.array([o // 64 for o, _ in _FIELDS])
+_FW1 = np.minimum(_FW + 1, 7)  # the next word (a field crossing a word boundary takes its low bits)
+_FSH = np.array([o % 64 for o, _ in _FIELDS], dtype=np.uint64)
+_FSH1 = np.uint64(64) - _FSH  # a shift by 64 gives 0 (numpy's shifts saturate)
+_FMASK = np.array([(1 << n) - 1 for _, n in _FIELDS], dtype=np.uint64)
+_S = np.arange(4)
+_S8 = 8 * _S
+
+
 def _obs_words(obs: np.ndarray) -> np.ndarray:
     """(B, 8) uint64: the 0/1 features of each row as 512 bits (bit i = column i > 0.5)."""
     packed = np.zeros((obs.shape[0], 64), dtype=np.uint8)
@@ -157,13 +174,10 @@ def _obs_words(obs: np.ndarray) -> np.ndarray:
     return packed.view("<u8")
 
 
-def _field(words: np.ndarray, offset: int, n: int = NUM_CARDS) -> np.ndarray:
-    """(B,) int64: bits offset .. offset + n - 1 of each row (n <= 32)."""
-    w, sh = divmod(offset, 64)
-    x = words[:, w] >> np.uint64(sh)
-    if sh + n > 64:
-        x = x | (words[:, w + 1] << np.uint64(64 - sh))
-    return (x & np.uint64((1 << n) - 1)).astype(_I)
+def _fields(words: np.ndarray) -> np.ndarray:
+    """(B, len(_FIELDS)) int64: the fields of ``_FIELDS`` of each row of ``words`` ((B, 8) uint64)."""
+    x = (words[:, _FW] >> _FSH) | (words[:, _FW1] << _FSH1)
+    return (x & _FMASK).astype(_I)
 
 
 def _low(x: np.ndarray) -> np.ndarray:
@@ -188,38 +202,39 @@ def _one_hot(x: np.ndarray) -> np.ndarray:
     return _LOW4[x]
 
 
-class _Suits:
-    """Per row and suit: the index base of the suit's throw / feed tables (trump or not, outstanding)."""
+def _bytes(cards: np.ndarray) -> np.ndarray:
+    """(n, 4): the rank holding (byte) of each suit of the masks ``cards``."""
+    return (cards[:, None] >> _S8) & 255
 
-    def __init__(self, trump: np.ndarray, out: np.ndarray) -> None:
-        self.base = [((trump == s).astype(_I) * 256 + ((out >> (8 * s)) & 255)) * 256 for s in _SUITS]
 
-    def min_throw(self, cards: np.ndarray) -> np.ndarray:
-        """The card of ``cards`` with the least ``_throw_cost`` (the lowest id among equals); the rows with
-        no card give garbage."""
-        best = None
-        for s in _SUITS:
-            k = _THROW[self.base[s] + ((cards >> (8 * s)) & 255)] + 8 * s
-            best = k if best is None else np.minimum(best, k)
-        return best & 31
+def _suit_bases(trump: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """(n, 4): per row and suit, the index base of the suit's throw / feed tables (trump or not,
+    outstanding cards)."""
+    return ((trump[:, None] == _S) * 256 + _bytes(out)) << 8
 
-    def max_feed(self, cards: np.ndarray) -> np.ndarray:
-        """The card of ``cards`` with the greatest ``_feed_value`` (the lowest id among equals)."""
-        best = None
-        for s in _SUITS:
-            k = _FEED[self.base[s] + ((cards >> (8 * s)) & 255)]
-            k = np.where(k >= 0, k + (24 - 8 * s), -1)
-            best = k if best is None else np.maximum(best, k)
-        return 31 - (best & 31)
+
+def _min_throw(bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """The card of ``cards`` with the least ``_throw_cost`` (the lowest id among equals); the rows with
+    no card give garbage."""
+    return (_THROW[bases + _bytes(cards)] + _S8).min(axis=1) & 31
+
+
+def _max_feed(bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """The card of ``cards`` with the greatest ``_feed_value`` (the lowest id among equals)."""
+    k = _FEED[bases + _bytes(cards)]
+    return 31 - (((k + (24 - _S8)) | (k >> 63)).max(axis=1) & 31)  # k = -1 (no card) stays negative
 
 
 def _suit_estimates(hand: np.ndarray, code: np.ndarray, kitty: int) -> np.ndarray:
     """(n, 4) suit_estimate of each suit of the hands (masks); kitty 0: no kitty cards, 1: kitty_size."""
-    byte = np.stack([(hand >> (8 * s)) & 255 for s in _SUITS], axis=1)
+    byte = _bytes(hand)
     aces = byte >> RANK_ACE & 1
     tens = byte >> RANK_10 & 1
     side_aces = aces.sum(axis=1, keepdims=True) - aces
     side_tens = tens.sum(axis=1, keepdims=True) - tens
+    c0 = int(code[0])
+    if (code == c0).all():
+        return _estimates(c0)[kitty][byte, side_aces, side_tens]
     est = np.empty(byte.shape)
     for c in np.unique(code).tolist():
         sel = code == c
@@ -237,7 +252,14 @@ def _best_suit(est: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def _suits_of(cards: np.ndarray) -> np.ndarray:
     """(n, 4) bool: the suits with a card in ``cards``."""
-    return np.stack([((cards >> (8 * s)) & 255) != 0 for s in _SUITS], axis=1)
+    return _bytes(cards) != 0
+
+
+# the kind of decision of a row (by its first legal action and its number of legal actions)
+_ONE, _BID, _TRUMP, _DISCARD, _PLAY = range(5)
+_KIND_OF_FIRST = np.array([_BID] * TRUMP_ACTION_BASE + [_TRUMP] * (DISCARD_ACTION_BASE - TRUMP_ACTION_BASE)
+                          + [_DISCARD] * (PLAY_ACTION_BASE - DISCARD_ACTION_BASE)
+                          + [_PLAY] * (NUM_ACTIONS - PLAY_ACTION_BASE), dtype=_I)
 
 
 class BatchedHeuristicAgent:
@@ -285,7 +307,7 @@ class BatchedHeuristicAgent:
         legal = np.where(base == 0, lo_i & 0xFF, np.where(base == DISCARD_ACTION_BASE,
                                                           (lo_i >> DISCARD_ACTION_BASE) & _FULL,
                                                           play_legal.astype(_I) & _FULL))
-        return self._act(_obs_words(obs), legal, base, first, count, slots)
+        return self._act(_obs_words(obs), legal, first, count, slots)
 
     def act_packed(self, words: np.ndarray, legal: np.ndarray, base: np.ndarray, slots: np.ndarray
                    ) -> np.ndarray:
@@ -298,38 +320,35 @@ class BatchedHeuristicAgent:
         if slots.size == 0:
             return np.zeros(0, dtype=_I)
         legal = np.asarray(legal, dtype=_I)
-        base = np.asarray(base, dtype=_I)
         count = np.bitwise_count(legal).astype(_I)
-        if (count == 0).any():
+        if not count.all():
             raise no_legal_error(self.name, np.flatnonzero(count == 0), slots)
-        first = base + _low(legal)
-        return self._act(np.asarray(words).view(np.uint64), legal, base, first, count, slots)
+        first = np.asarray(base, dtype=_I) + _low(legal)
+        return self._act(np.asarray(words).view(np.uint64), legal, first, count, slots)
 
-    def _act(self, words: np.ndarray, legal: np.ndarray, base: np.ndarray, first: np.ndarray,
-             count: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    def _act(self, words: np.ndarray, legal: np.ndarray, first: np.ndarray, count: np.ndarray,
+             slots: np.ndarray) -> np.ndarray:
         code = self._slots.codes(slots, code_of=int)
+        fields = _fields(words)
         out = first.copy()  # a row with one legal action plays it (HeuristicAgent._choose)
-        many = count > 1
-        low4 = legal & 0xF
-        kinds = (
-            (self._bid, first < TRUMP_ACTION_BASE, low4),
-            (self._trump, (base == 0) & (first >= TRUMP_ACTION_BASE), (legal >> 4) & 0xF),
-            (self._discard, base == DISCARD_ACTION_BASE, legal),
-            (self._play, base == PLAY_ACTION_BASE, legal),
-        )
-        for fn, sel, kind_legal in kinds:
-            rows = np.flatnonzero(many & sel)
-            if rows.size:
-                out[rows] = fn(words[rows], kind_legal[rows], code[rows])
+        kind = _KIND_OF_FIRST[first] * (count > 1)
+        present = np.bincount(kind, minlength=5).tolist()
+        kinds = ((_PLAY, self._play), (_BID, self._bid), (_TRUMP, self._trump), (_DISCARD, self._discard))
+        for k, fn in kinds:
+            if present[k] == kind.size:
+                return fn(fields, legal if k != _TRUMP else legal >> 4, code)
+            if present[k]:
+                rows = (kind == k).nonzero()[0]
+                out[rows] = fn(fields[rows], legal[rows] if k != _TRUMP else legal[rows] >> 4, code[rows])
         return out
 
     # ------------------------------------------------------------------ bidding (R6-R8)
-    def _bid(self, words: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
-        hand = _field(words, HAND)
+    def _bid(self, fields: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
+        hand = fields[:, _F_HAND]
         est, _ = _best_suit(_suit_estimates(hand, code, 1), _suits_of(hand))
-        states = _field(words, BIDS, 4 * NUM_BID_STATES)
         # per rel seat the bid state (0 not acted, 1 pass, 2.. bid 2..): a bid is the state itself
-        bids = np.stack([_low((states >> (NUM_BID_STATES * r)) & 31 | 1 << 8) for r in range(4)], axis=1)
+        states = (fields[:, _F_BIDS, None] >> (NUM_BID_STATES * _S)) & 31
+        bids = _low(states | 1 << 8)
         bids = np.where((bids >= 2) & (bids < 8), bids, 0)
         high = bids.max(axis=1)
         stuck = (legal & 1) == 0
@@ -341,161 +360,114 @@ class BatchedHeuristicAgent:
         return np.where(bid, want - 1, np.where(stuck, _low(legal), 0))
 
     # ------------------------------------------------------------------ trump (R10)
-    def _trump(self, words: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
-        est = _suit_estimates(_field(words, HAND), code, 0)
-        _, suit = _best_suit(est, np.stack([(legal >> s) & 1 == 1 for s in _SUITS], axis=1))
+    def _trump(self, fields: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
+        """``legal``: the legal suits (bit s: suit s)."""
+        est = _suit_estimates(fields[:, _F_HAND], code, 0)
+        _, suit = _best_suit(est, (legal[:, None] >> _S) & 1 == 1)
         return TRUMP_ACTION_BASE + suit
 
     # ------------------------------------------------------------------ discards (R11)
-    def _discard(self, words: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
-        hand = _field(words, HAND)
-        trump = _one_hot(_field(words, TRUMP_, 4))
+    def _discard(self, fields: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
+        hand = fields[:, _F_HAND]
+        trump = _one_hot(fields[:, _F_TRUMP])
         # only trumps left: the cheapest throw, with nothing outstanding (every card is boss)
-        shed = _Suits(trump, np.zeros_like(hand)).min_throw(legal)
-        best = None
-        for s in _SUITS:
-            k = _KEEP[((hand >> (8 * s)) & 255) * 256 + ((legal >> (8 * s)) & 255)] + 8 * s
-            best = k if best is None else np.minimum(best, k)
+        shed = _min_throw(_suit_bases(trump, np.zeros_like(hand)), legal)
+        best = (_KEEP[(_bytes(hand) << 8) + _bytes(legal)] + _S8).min(axis=1)
         all_trump = (legal & suit_mask(trump)) != 0
         return DISCARD_ACTION_BASE + np.where(all_trump, shed, best & 31)
 
     # ------------------------------------------------------------------ play (R12)
-    def _play(self, words: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
-        hand = _field(words, HAND)
-        seen = _field(words, KITTY) | _field(words, DISCARDS)
-        for r in range(4):
-            seen |= _field(words, PLAYED_BY + NUM_CARDS * r)
+    def _play(self, fields: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
+        """Leads and follows in one pass: each row either names its card (``card``, ``named``) or plays
+        the cheapest throw of a card set (``throw``: the legal cards unless a rule narrows them)."""
+        hand = fields[:, _F_HAND]
+        seen = np.bitwise_or.reduce(fields[:, _F_KITTY:_F_TRICK], axis=1)  # kitty, discards, played
         out = _FULL & ~hand & ~seen  # not ours, not played, not in the kitty or the discards
-        higher = np.zeros_like(out)  # cards with an outstanding card of their suit above them
-        for s in _SUITS:
-            higher |= _HIGHER_BYTE[(out >> (8 * s)) & 255] << (8 * s)
-        trump = _one_hot(_field(words, TRUMP_, 4))
+        higher = (_HIGHER_BYTE[_bytes(out)] << _S8).sum(axis=1)  # cards with a higher outstanding one
+        trump = _one_hot(fields[:, _F_TRUMP])
         tmask = suit_mask(trump)
-        suits = _Suits(trump, out)
-        voids = _field(words, VOIDS, 16)
-        leader = _one_hot(_field(words, TRICK_LEADER, 4))
-        result = np.empty(legal.size, dtype=_I)
+        has_trump = trump >= 0
+        tcol = np.maximum(trump, 0)
+        voids = fields[:, _F_VOIDS]
+        leader = _one_hot(fields[:, _F_LEADER])
         lead = leader < 0
-        i = np.flatnonzero(lead)
-        if i.size:
-            result[i] = self._lead(words[i], code[i], legal[i], hand[i], out[i], higher[i], trump[i],
-                                   tmask[i], voids[i],
-                                   suits if i.size == legal.size else _Suits(trump[i], out[i]))
-        i = np.flatnonzero(~lead)
-        if i.size:
-            result[i] = self._follow(words[i], legal[i], out[i], higher[i], trump[i], tmask[i], voids[i],
-                                     leader[i], suits if i.size == legal.size else _Suits(trump[i], out[i]))
-        return PLAY_ACTION_BASE + result
+        out_trumps = (out & tmask) != 0
 
-    @staticmethod
-    def _trump_lead(cards: np.ndarray, higher: np.ndarray) -> np.ndarray:
-        """HeuristicAgent._trump_lead for rows whose candidate cards (one suit, non-empty) are ``cards``."""
-        top = _high(cards)
-        plain = cards & ~_TENS_JACKS
-        low = np.where(plain != 0, _low(plain), _low(cards))
-        return np.where(_bit(higher, top), low, top)
-
-    def _lead(self, words, code, legal, hand, out, higher, trump, tmask, voids, suits):
-        choice = np.full(legal.size, -1, dtype=_I)
-        # R10 with kitty_size 0: the bidder's first lead names trump (the best suit among the legal cards)
-        no_trump = trump < 0
-        if no_trump.any():
-            i = np.flatnonzero(no_trump)
-            est = _suit_estimates(hand[i], code[i], 0)
-            _, suit = _best_suit(est, _suits_of(legal[i]))
-            choice[i] = self._trump_lead(legal[i] & suit_mask(suit), higher[i])
+        # ---- lead
         my = legal & tmask
         has = my != 0
-        all_trumps = has & ((legal & ~tmask) == 0)
-        out_trumps = (out & tmask) != 0
-        tcol = np.maximum(trump, 0)
+        # the trump lead (HeuristicAgent._trump_lead) of the rows' trumps (rows without: garbage)
+        top = _high(my | ~has)
+        plain = my & ~_TENS_JACKS
+        trump_lead = np.where(_bit(higher, top), _low(np.where(plain != 0, plain, my | ~has)), top)
+        c1 = lead & has & ((legal & ~tmask) == 0)  # only trumps
         opp_trump_void = _bit(voids, 4 + tcol) & _bit(voids, 12 + tcol)
-        bidder = _field(words, BIDDER, 4)
-        we_bid = (bidder & 0b0101) != 0  # rel seat 0 or 2
-        trump_lead = self._trump_lead(np.where(has, my, 1), higher)
-        top = _high(np.where(has, my, 1))
-        undecided = ~no_trump
-        c1 = undecided & all_trumps
-        choice[c1] = trump_lead[c1]
-        undecided &= ~c1
-        pull = undecided & has & out_trumps & ~opp_trump_void
+        pull = lead & ~c1 & has & out_trumps & ~opp_trump_void
         top_boss = pull & ~_bit(higher, top)
-        choice[top_boss] = top[top_boss]
+        we_bid = (fields[:, _F_BIDDER] & 0b0101) != 0  # rel seat 0 or 2
         c3 = pull & ~top_boss & we_bid & (np.bitwise_count(my) >= 3)
-        choice[c3] = trump_lead[c3]
-        undecided &= ~top_boss & ~c3
         # a side card that is top of its suit, if the opponents can still follow it
         opp_void = ((voids >> 4) | (voids >> 12)) & 0xF
-        side = legal & ~tmask & ~higher & ~np.where(out_trumps, _SUITS_CARDS[opp_void], 0)
-        # the highest rank, then the lowest suit
-        key = np.stack([_HIGH_RANK[(side >> (8 * s)) & 255] * 4 + (3 - s) for s in _SUITS], axis=1)
-        k = key.max(axis=1)
-        best_side = 8 * (3 - (k & 3)) + (k >> 2)
-        c4 = undecided & (k >= 0) & ((k >> 2) != RANK_10)
-        choice[c4] = best_side[c4]
-        undecided &= ~c4
-        choice[undecided] = suits.min_throw(legal)[undecided]
-        return choice
+        side = legal & ~tmask & ~higher & ~(_SUITS_CARDS[opp_void] * out_trumps)
+        k = (_HIGH_RANK[_bytes(side)] * 4 + (3 - _S)).max(axis=1)  # the highest rank, then the lowest suit
+        c4 = lead & ~c1 & ~top_boss & ~c3 & (k >= 0) & ((k >> 2) != RANK_10)
+        card = np.where(c1 | c3, trump_lead, np.where(top_boss, top, 8 * (3 - (k & 3)) + (k >> 2)))
+        named = c1 | top_boss | c3 | c4
+        no_trump = lead & ~has_trump  # R10 with kitty_size 0: the bidder's first lead names trump
+        if no_trump.any():
+            i = no_trump.nonzero()[0]
+            _, suit = _best_suit(_suit_estimates(hand[i], code[i], 0), _suits_of(legal[i]))
+            cards = legal[i] & suit_mask(suit)
+            t_top = _high(cards)
+            t_plain = cards & ~_TENS_JACKS
+            t_low = np.where(t_plain != 0, _low(t_plain), _low(cards))
+            card[i] = np.where(_bit(higher[i], t_top), t_low, t_top)
+            named[i] = True
 
-    def _follow(self, words, legal, out, higher, trump, tmask, voids, leader, suits):
-        n = legal.size
-        ar = np.arange(n)
-        seat_card = np.stack([_low(_field(words, TRICK + NUM_CARDS * r) | 1 << 40) for r in range(4)], axis=1)
-        pos = (4 - leader) & 3  # cards on the table before ours (the observer, rel seat 0, plays next)
-        cards = seat_card[ar[:, None], (leader[:, None] + np.arange(3)[None, :]) & 3]  # in play order
-        present = np.arange(3)[None, :] < pos[:, None]
-        cards = np.where(present, cards, 0)
-        # the winning card so far (R12): the highest trick key among the cards played
-        wi = np.argmax(np.where(present, trick_key(cards, cards[:, :1] >> 3, trump[:, None]), -1), axis=1)
-        best = cards[ar, wi]
-        win_seat = (leader + wi) & 3
-        has_trump = trump >= 0
+        # ---- follow: the cards on the table by rel seat 1..3 (40: none; rel seat 0 plays next)
+        trick = _low(fields[:, _F_TRICK + 1:_F_TRICK + 4] | 1 << 40)
+        led = trick[np.arange(legal.size), (leader - 1) % 3] >> 3
+        # the winning card so far (R12): the highest trick key (an absent card's is 0, below the card led)
+        wi = np.argmax(trick_key(trick, led[:, None], trump[:, None]), axis=1)
+        best = trick[np.arange(legal.size), wi] & 31  # (a lead row's 40 becomes a card: unused)
+        follow = ~lead
         jack_card = np.where(has_trump, trump * 8 + RANK_JACK, -1)
-        jack_bit = np.where(has_trump, 1 << np.maximum(jack_card, 0), 0)
-        jack_in = ((cards == jack_card[:, None]) & present).any(axis=1)
-        trick_value = (_GV[cards] * present).sum(axis=1) + np.where(jack_in, _JACK_WEIGHT, 0.0)
-        # safe(c): no opponent still to act can beat c. After us only rel seats 1 .. 3 - pos play, so the
-        # one opponent who may still act is the left one (rel 1), when pos <= 2.
-        opp_after = pos <= 2
+        jack_bit = (1 << tcol * 8 + RANK_JACK) * has_trump
+        trick_value = _GV[trick].sum(axis=1) + _JACK_WEIGHT * (trick == jack_card[:, None]).any(axis=1)
+        # safe(c): no opponent still to act can beat c. Only the left opponent (rel seat 1) plays after
+        # us, and only when they did not lead this trick.
+        opp_after = leader != 1
         v1 = (voids >> 4) & 0xF  # suits the left opponent has shown void in
         v1_cards = _SUITS_CARDS[v1]
-        v1_trump = _bit(v1, np.maximum(trump, 0)) & has_trump
-        out_trumps = (out & tmask) != 0
-        safe_trump = tmask & ~np.where(v1_trump, 0, higher)
+        v1_trump = _bit(v1, tcol) & has_trump
+        safe_trump = tmask & ~(higher * ~v1_trump)
         ruff = out_trumps & ~v1_trump  # an opponent may trump in ...
-        safe_side = ~tmask & _FULL & ~(higher & ~v1_cards) & ~np.where(ruff, v1_cards, 0)  # ... if void
+        safe_side = ~tmask & _FULL & ~(higher & ~v1_cards) & ~(v1_cards * ruff)  # ... if void
         safe = np.where(opp_after, safe_trump | safe_side, _FULL)
-        cheap = suits.min_throw(legal)
-        choice = cheap.copy()
-        decided = np.zeros(n, dtype=bool)
+        bases = _suit_bases(trump, out)
         # partner winning: feed points if the partner's card holds, else play cheap
-        partner = win_seat == 2
-        if partner.any():
-            feed = suits.max_feed(legal)
-            t_feed = (feed >> 3) == trump
-            feed_pos = _FEED_POS[t_feed.astype(_I), feed & 7, (~_bit(higher, feed)).astype(_I)]
-            ok = partner & _bit(safe, best) & feed_pos
-            choice[ok] = feed[ok]
-            decided |= partner
+        partner = follow & (wi == 1)
+        feed = _max_feed(bases, legal)
+        feed_pos = _FEED_POS[((feed >> 3) == trump).astype(_I), feed & 7, (~_bit(higher, feed)).astype(_I)]
+        fed = partner & _bit(safe, best) & feed_pos
         # winners: cards that beat the best card (same suit and higher, or a trump over a non-trump)
         winners = legal & cards_beating(best, trump)
-        active = ~decided & (winners != 0)
+        active = follow & ~partner & (winners != 0)
         pool = winners & safe
-        has_pool = pool != 0
+        has_pool = active & (pool != 0)
         pts = pool & (_TENS | jack_bit)
-        c_pts = active & has_pool & (pts != 0)
-        pick = np.where((pts & jack_bit) != 0, jack_card, _low(np.where(pts != 0, pts, 1)))
-        choice[c_pts] = pick[c_pts]
+        c_pts = has_pool & (pts != 0)
         non_trump = pool & ~tmask
-        c_nt = active & has_pool & ~c_pts & (non_trump != 0)
-        choice[c_nt] = suits.min_throw(non_trump)[c_nt]
-        c_low = active & has_pool & ~c_pts & ~c_nt & (trick_value > 0)
-        choice[c_low] = suits.min_throw(pool)[c_low]
+        c_nt = has_pool & ~c_pts & (non_trump != 0)
+        c_low = has_pool & ~c_pts & ~c_nt & (trick_value > 0)
         plain = winners & ~_TENS & ~jack_bit
-        c_try = active & ~has_pool & (trick_value >= 10) & (plain != 0)
-        choice[c_try] = suits.min_throw(plain)[c_try]
-        return choice
+        c_try = active & (pool == 0) & (trick_value >= 10) & (plain != 0)
+        throw = np.where(c_nt, non_trump, np.where(c_low, pool, np.where(c_try, plain, legal)))
+        pick = np.where((pts & jack_bit) != 0, jack_card, _low(pts | (pts == 0)))
+        card = np.where(fed, feed, np.where(c_pts, pick, card))
+        named |= fed | c_pts
+        return PLAY_ACTION_BASE + np.where(named, card, _min_throw(bases, throw))
 
 
-_GV = np.array(CARD_GAME_POINTS)
+_GV = np.array(list(CARD_GAME_POINTS) + [0] * 9)  # 40: no card
 assert NUM_ACTIONS == PLAY_ACTION_BASE + NUM_CARDS
