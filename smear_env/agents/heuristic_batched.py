@@ -1,37 +1,48 @@
-"""The heuristic in batched form: :class:`~smear_env.agents.heuristic.HeuristicAgent`'s choices for many rows
-at once, as numpy array rules over the observation rows (no per-row Python).
+"""The heuristic (:mod:`smear_env.agents.heuristic` describes its design): its rules written once, run either
+on numpy arrays of many rows (:class:`BatchedHeuristicAgent`, what the batched table, the vector env and the
+batched evaluation use) or on the Python ints of one row (:func:`choose`, what the per-seat
+:class:`~smear_env.agents.heuristic.HeuristicAgent` calls), so one lane is not a batch of one.
 
-Every number the heuristic compares comes from the heuristic's own functions, tabulated once:
+A row is its observation's card and state fields (:data:`FIELDS`: the hand, the kitty and discards, the
+cards played by each seat, the current trick by seat, the bids, the bidder, trump, the trick leader, the
+voids), each a mask of at most 32 bits (card id = bit), and its legal actions. The rules
+(``_bid_rule``, ``_trump_rule``, ``_discard_rule``, ``_play_rule``) are written with operators that mean the
+same on ints and arrays (``&``, ``|``, ``~`` on masks, comparisons; ``b ^ True`` negates a bool or a bool
+array) and the per-suit and table steps of a backend (:class:`_Arrays` or :class:`_Ints`: ``where``, the
+lowest / highest card of a mask, the tables below). Every branch is computed for every row and each row
+takes the first rule that applies, as the heuristic's if/else chain does.
 
-* **bidding, trump and the kitty-0 first lead**: :func:`~smear_env.agents.heuristic.suit_estimate` depends on
-  a suit only through its 8-bit rank holding and the counts of side aces and side tens (0..3 each), so it is
-  tabulated per rule options (``high_low``, ``kitty_size``) for both ``kitty_cards`` it is called with
-  (0 and ``kitty_size``); a row looks its four suits up and takes the maximum, ties to the higher suit as
-  ``best_suit``'s ``max`` over ``(estimate, suit)`` does;
-* **discards and play**: ``_throw_cost`` and ``_feed_value`` depend on a card only through (trump or not,
+Every number the heuristic compares comes from :mod:`smear_env.agents.heuristic_values`, tabulated once:
+
+* **bidding, trump and the kitty-0 first lead**: ``suit_estimate`` depends on a suit only through its 8-bit
+  rank holding and the counts of side aces and side tens (0..3 each), so it is tabulated per rule options
+  (``high_low``, ``kitty_size``) for both ``kitty_cards`` it is called with (0 and ``kitty_size``); a row
+  looks its four suits up and takes the maximum, ties to the higher suit as ``best_suit`` does;
+* **discards and play**: ``throw_cost`` and ``feed_value`` depend on a card only through (trump or not,
   rank, whether an outstanding card of its suit is higher), and ``keep_value`` through (rank, the holding of
   its suit). Their values are replaced by their rank among all values of the table (equal values, equal
   rank), so that ``min(cards, key=...)`` -- the first card in id order with the least value -- is the
   least ``rank * 32 + card`` (``max``: the greatest ``rank * 32 + 31 - card``). That least key within one
   suit is tabulated by (trump or not, outstanding cards of the suit, candidate cards of the suit) (keep:
-  by the holding and the candidates), so a choice over any card set is four table lookups and three
-  ``minimum`` operations per row.
+  by the holding and the candidates), so a choice over any card set is four table lookups and a minimum.
 
-The observation rows are packed into bits once; every card set (hand, legal cards, outstanding cards,
-safe cards, winners, ...) is a 32-bit mask per row (card id = bit), and the play rules (lead, follow, feed
-the partner, safe winners) are mask operations, one branch of the heuristic at a time, each row taking the
-first branch that applies. The heuristic never draws from its generator, so neither does
-this. ``tests/test_batched_agents.py`` checks the actions against ``HeuristicAgent.act`` on tens of
-thousands of states of every phase and several rule options.
+The heuristic never draws from a generator. ``tests/test_heuristic_recorded.py`` checks both backends
+against the recorded decisions of the rule-by-rule per-seat implementation on 28,672 lane-steps under six
+rule options; ``tests/test_heuristic.py`` holds known-answer scenarios.
 """
 
 from __future__ import annotations
+
+import math
+from array import array
+from typing import Any
 
 import numpy as np
 
 from ..actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
 from ..cards import NUM_CARDS, RANK_10, RANK_ACE, RANK_JACK
 from ..config import HIGH_LOW_VALUES, KITTY_SIZE_VALUES, SmearRules
+from ..infoset import PlayerView
 from ..observation import (
     BIDDER,
     BIDS,
@@ -45,24 +56,27 @@ from ..observation import (
     TRUMP_,
     VOIDS,
 )
-from ..rules import CARD_GAME_POINTS, cards_beating, suit_mask, trick_key
-from .heuristic import (
-    _BID_MARGIN,
-    _JACK_WEIGHT,
-    _MIN_ESTIMATE,
-    _STUCK_EXTRA,
-    HeuristicAgent,
+from ..rules import CARD_GAME_POINTS, TRICK_KEYS, cards_beating, suit_mask, trick_key
+from .heuristic_values import (
+    BID_MARGIN,
+    JACK_WEIGHT,
+    MIN_ESTIMATE,
+    STUCK_EXTRA,
+    feed_value,
     keep_value,
     suit_estimate,
+    throw_cost,
 )
 from .slots import _check_start, _SlotTable, check_batch, mask_words, no_legal_error
 
-__all__ = ["BatchedHeuristicAgent"]
+__all__ = ["BatchedHeuristicAgent", "FIELDS", "choose", "observation_fields", "rules_code", "view_fields"]
 
 _I = np.int64
 _FULL = (1 << NUM_CARDS) - 1
 _BIG = 1 << 40
 _SUITS = range(4)
+_S = np.arange(4)
+_S8 = 8 * _S
 _TENS = sum(1 << (8 * s + RANK_10) for s in _SUITS)
 _TENS_JACKS = _TENS | sum(1 << (8 * s + RANK_JACK) for s in _SUITS)
 # by a 4-bit suit set: the cards of those suits
@@ -71,8 +85,26 @@ _SUITS_CARDS = np.array([sum(0xFF << (8 * s) for s in _SUITS if v >> s & 1) for 
 _HIGHER_BYTE = np.array([sum(1 << r for r in range(8) if b >> (r + 1)) for b in range(256)], dtype=_I)
 _HIGH_RANK = np.array([b.bit_length() - 1 for b in range(256)], dtype=_I)
 _LOW4 = np.array([(v & -v).bit_length() - 1 for v in range(16)], dtype=_I)  # lowest bit of 4, -1 none
+_GV = np.array(list(CARD_GAME_POINTS) + [0] * 9)  # by card id; 32..40 (no card): 0
+_SUIT_MASK = np.array([0xFF << (8 * s) for s in _SUITS] + [0], dtype=_I)  # by suit; -1 (none): 0
+
+FIELDS = ([(HAND, NUM_CARDS), (KITTY, NUM_CARDS), (DISCARDS, NUM_CARDS)]
+          + [(PLAYED_BY + NUM_CARDS * r, NUM_CARDS) for r in range(4)]
+          + [(TRICK + NUM_CARDS * r, NUM_CARDS) for r in range(4)]
+          + [(BIDS, 4 * NUM_BID_STATES), (BIDDER, 4), (TRUMP_, 4), (TRICK_LEADER, 4), (VOIDS, 16)])
+"""The observation fields the heuristic reads, as (first column, width): a row's field is the bits of those
+columns (the played-by and trick fields per relative seat 0..3)."""
+_F_HAND, _F_KITTY, _F_DISCARDS, _F_PLAYED, _F_TRICK = 0, 1, 2, 3, 7
+_F_BIDS, _F_BIDDER, _F_TRUMP, _F_LEADER, _F_VOIDS = 11, 12, 13, 14, 15
+_FW = np.array([o // 64 for o, _ in FIELDS])
+_FW1 = np.minimum(_FW + 1, 7)  # the next word (a field crossing a word boundary takes its low bits)
+_FSH = np.array([o % 64 for o, _ in FIELDS], dtype=np.uint64)
+_FSH1 = np.uint64(64) - _FSH  # a shift by 64 gives 0 (numpy's shifts saturate)
+_FMASK = np.array([(1 << n) - 1 for _, n in FIELDS], dtype=np.uint64)
+_FIELD_SHIFTS = [(o, (1 << n) - 1) for o, n in FIELDS]
 
 
+# ----------------------------------------------------------------------------------------------- tables
 def _ordinals(values: np.ndarray) -> np.ndarray:
     """Each value's rank among the distinct values (equal values get equal ranks; order kept)."""
     return np.searchsorted(np.unique(values), values).astype(_I)
@@ -81,14 +113,13 @@ def _ordinals(values: np.ndarray) -> np.ndarray:
 def _card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The heuristic's per-card values as ordinals (see the module docstring), then per suit:
 
-    * ``throw[t, out, cand]``: least ``ord * 32 + rank`` of ``_throw_cost`` over the ranks in ``cand``
+    * ``throw[t, out, cand]``: least ``ord * 32 + rank`` of ``throw_cost`` over the ranks in ``cand``
       (t: the suit is trump; ``out``: its outstanding cards, which decide whether a card is boss);
-    * ``feed[t, out, cand]``: greatest ``ord * 32 + 7 - rank`` of ``_feed_value``, and
+    * ``feed[t, out, cand]``: greatest ``ord * 32 + 7 - rank`` of ``feed_value``, and
       ``feed_pos[t, r, boss]`` whether that value is > 0;
     * ``keep[hold, cand]``: least ``ord * 32 + rank`` of ``keep_value`` (``hold``: the suit's holding).
 
     Empty ``cand``: ``_BIG`` for a least, -1 for a greatest."""
-    h = HeuristicAgent()
     throw = np.zeros((2, 8, 2))
     feed = np.zeros((2, 8, 2))
     for t in (0, 1):
@@ -96,8 +127,8 @@ def _card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         for r in range(8):
             for boss in (0, 1):
                 out = 0 if boss or r == 7 else 1 << 7  # the ace of suit 0 is above it (an ace is boss)
-                throw[t, r, boss] = h._throw_cost(r, trump, 0, out)
-                feed[t, r, boss] = h._feed_value(r, trump, out)
+                throw[t, r, boss] = throw_cost(r, trump, out)
+                feed[t, r, boss] = feed_value(r, trump, out)
     throw_ord = _ordinals(throw.ravel()).reshape(2, 8, 2)
     feed_ord = _ordinals(feed.ravel()).reshape(2, 8, 2)
     keep = np.full((8, 256), np.inf)
@@ -118,15 +149,15 @@ def _card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         feed_tbl[t] = np.where(cand_bits[None, :, :], fk[:, None, :], -1).max(axis=2)
     kk = keep_ord.T * 32 + ranks[None, :]  # (hold, rank)
     keep_tbl = np.where(cand_bits[None, :, :], kk[:, None, :], _BIG).min(axis=2)
-    return throw_tbl.ravel(), feed_tbl.ravel(), feed > 0, keep_tbl.ravel()
+    return throw_tbl.ravel(), feed_tbl.ravel(), (feed > 0).ravel(), keep_tbl.ravel()
 
 
-_THROW, _FEED, _FEED_POS, _KEEP = _card_tables()
-_NUM_CODES = len(HIGH_LOW_VALUES) * len(KITTY_SIZE_VALUES)
+_THROW, _FEED, _FEED_POS, _KEEP = _card_tables()  # _FEED_POS by t * 16 + rank * 2 + boss
 _EST: dict[int, np.ndarray] = {}
 
 
-def _rules_code(rules: SmearRules) -> int:
+def rules_code(rules: SmearRules) -> int:
+    """The number of the rule options the heuristic depends on (``high_low``, ``kitty_size``)."""
     return HIGH_LOW_VALUES.index(rules.high_low) * len(KITTY_SIZE_VALUES) + rules.kitty_size
 
 
@@ -149,57 +180,17 @@ def _estimates(code: int) -> np.ndarray:
     return table
 
 
-# ----------------------------------------------------------------------------------------------- bits
-# The observation fields the heuristic reads, each at most 32 bits: (offset, width). Field j of a row is
-# bits offset_j .. offset_j + width_j - 1 of its 512-bit form.
-_F_HAND, _F_KITTY, _F_DISCARDS, _F_PLAYED, _F_TRICK = 0, 1, 2, 3, 7  # played by / trick: 4 each (rel seat)
-_F_BIDS, _F_BIDDER, _F_TRUMP, _F_LEADER, _F_VOIDS = 11, 12, 13, 14, 15
-_FIELDS = ([(HAND, NUM_CARDS), (KITTY, NUM_CARDS), (DISCARDS, NUM_CARDS)]
-           + [(PLAYED_BY + NUM_CARDS * r, NUM_CARDS) for r in range(4)]
-           + [(TRICK + NUM_CARDS * r, NUM_CARDS) for r in range(4)]
-           + [(BIDS, 4 * NUM_BID_STATES), (BIDDER, 4), (TRUMP_, 4), (TRICK_LEADER, 4), (VOIDS, 16)])
-_FW = np.array([o // 64 for o, _ in _FIELDS])
-_FW1 = np.minimum(_FW + 1, 7)  # the next word (a field crossing a word boundary takes its low bits)
-_FSH = np.array([o % 64 for o, _ in _FIELDS], dtype=np.uint64)
-_FSH1 = np.uint64(64) - _FSH  # a shift by 64 gives 0 (numpy's shifts saturate)
-_FMASK = np.array([(1 << n) - 1 for _, n in _FIELDS], dtype=np.uint64)
-_S = np.arange(4)
-_S8 = 8 * _S
-
-
-def _obs_words(obs: np.ndarray) -> np.ndarray:
-    """(B, 8) uint64: the 0/1 features of each row as 512 bits (bit i = column i > 0.5)."""
-    packed = np.zeros((obs.shape[0], 64), dtype=np.uint8)
-    packed[:, : (obs.shape[1] + 7) // 8] = np.packbits(obs > 0.5, axis=1, bitorder="little")
-    return packed.view("<u8")
-
-
-def _fields(words: np.ndarray) -> np.ndarray:
-    """(B, len(_FIELDS)) int64: the fields of ``_FIELDS`` of each row of ``words`` ((B, 8) uint64)."""
-    x = (words[:, _FW] >> _FSH) | (words[:, _FW1] << _FSH1)
-    return (x & _FMASK).astype(_I)
-
-
-def _low(x: np.ndarray) -> np.ndarray:
+# ----------------------------------------------------------------------------------------------- arrays
+def _low(x: Any) -> Any:
     """Index of the lowest set bit of each (non-zero, < 2**62) mask."""
     return np.bitwise_count((x & -x) - 1).astype(_I)
 
 
-def _high(x: np.ndarray) -> np.ndarray:
+def _high(x: Any) -> Any:
     """Index of the highest set bit of each (non-zero, < 2**32) mask."""
     for k in (1, 2, 4, 8, 16):
         x = x | (x >> k)
     return np.bitwise_count(x).astype(_I) - 1
-
-
-def _bit(x: np.ndarray, i: np.ndarray) -> np.ndarray:
-    """(x >> i) & 1 as bool."""
-    return ((x >> i) & 1) == 1
-
-
-def _one_hot(x: np.ndarray) -> np.ndarray:
-    """Index of the lowest set bit of each 4-bit field, -1 for none (decode_batch takes the first)."""
-    return _LOW4[x]
 
 
 def _bytes(cards: np.ndarray) -> np.ndarray:
@@ -207,52 +198,387 @@ def _bytes(cards: np.ndarray) -> np.ndarray:
     return (cards[:, None] >> _S8) & 255
 
 
-def _suit_bases(trump: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """(n, 4): per row and suit, the index base of the suit's throw / feed tables (trump or not,
-    outstanding cards)."""
-    return ((trump[:, None] == _S) * 256 + _bytes(out)) << 8
+class _Arrays:
+    """The rules' steps on numpy arrays of rows (masks int64, flags bool)."""
+
+    where = staticmethod(np.where)
+    low = staticmethod(_low)
+    high = staticmethod(_high)
+    SUITS_CARDS, LOW4, FEED_POS, SUIT_MASK = _SUITS_CARDS, _LOW4, _FEED_POS, _SUIT_MASK
+
+    @staticmethod
+    def popcount(x: np.ndarray) -> np.ndarray:
+        return np.bitwise_count(x)
+
+    @staticmethod
+    def floor_to_4(x: np.ndarray) -> np.ndarray:
+        """min(4, floor(x)) as int64."""
+        return np.minimum(4, np.floor(x)).astype(_I)
+
+    @staticmethod
+    def any(x: np.ndarray) -> bool:
+        return bool(x.any())
+
+    @staticmethod
+    def higher(out: np.ndarray) -> np.ndarray:
+        """The cards with an outstanding card of their suit above them."""
+        return (_HIGHER_BYTE[_bytes(out)] << _S8).sum(axis=1)
+
+    @staticmethod
+    def bases(trump: np.ndarray, out: Any) -> np.ndarray:
+        """(n, 4): per suit the index base of the throw / feed tables (trump or not, outstanding)."""
+        return ((trump[:, None] == _S) * 256 + _bytes(out + 0 * trump)) << 8
+
+    @staticmethod
+    def min_throw(bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        """The card of ``cards`` with the least ``throw_cost`` (lowest id among equals; none: garbage)."""
+        return (_THROW[bases + _bytes(cards)] + _S8).min(axis=1) & 31
+
+    @staticmethod
+    def card_or_throw(named: np.ndarray, card: Any, bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        """``card`` where ``named``, else ``min_throw(bases, cards)``."""
+        return np.where(named, card, _Arrays.min_throw(bases, cards))
+
+    @staticmethod
+    def max_feed(bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        """The card of ``cards`` with the greatest ``feed_value`` (the lowest id among equals)."""
+        k = _FEED[bases + _bytes(cards)]
+        return 31 - (((k + (24 - _S8)) | (k >> 63)).max(axis=1) & 31)  # k = -1 (no card) stays negative
+
+    @staticmethod
+    def min_keep(hand: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        """The card of ``cards`` with the least ``keep_value`` in ``hand``."""
+        return (_KEEP[(_bytes(hand) << 8) + _bytes(cards)] + _S8).min(axis=1) & 31
+
+    @staticmethod
+    def side_key(side: np.ndarray) -> np.ndarray:
+        """max over the suits with a card in ``side`` of (top rank * 4 + 3 - suit); negative for none."""
+        return (_HIGH_RANK[_bytes(side)] * 4 + (3 - _S)).max(axis=1)
+
+    @staticmethod
+    def suit_set(cards: np.ndarray) -> np.ndarray:
+        return ((_bytes(cards) != 0) << _S).sum(axis=1)
+
+    @staticmethod
+    def best_suit(hand: np.ndarray, code: np.ndarray, kitty: int, suits: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """(estimate, suit) of the best suit of the 4-bit sets ``suits`` for ``hand`` (``kitty`` 0: no
+        kitty cards, 1: ``kitty_size``); ties to the higher suit."""
+        byte = _bytes(hand)
+        aces = byte >> RANK_ACE & 1
+        tens = byte >> RANK_10 & 1
+        side_aces = aces.sum(axis=1, keepdims=True) - aces
+        side_tens = tens.sum(axis=1, keepdims=True) - tens
+        c0 = int(code[0])
+        if (code == c0).all():
+            est = _estimates(c0)[kitty][byte, side_aces, side_tens]
+        else:
+            est = np.empty(byte.shape)
+            for c in np.unique(code).tolist():
+                sel = code == c
+                est[sel] = _estimates(c)[kitty][byte[sel], side_aces[sel], side_tens[sel]]
+        masked = np.where((suits[:, None] >> _S) & 1 == 1, est, -np.inf)
+        suit = 3 - np.argmax(masked[:, ::-1], axis=1)
+        return masked[np.arange(est.shape[0]), suit], suit
+
+    @staticmethod
+    def bids(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(highest bid, partner's bid) from the bids field (0: none)."""
+        b = _low(((states[:, None] >> (NUM_BID_STATES * _S)) & 31) | 1 << 8)
+        b = np.where((b >= 2) & (b < 8), b, 0)
+        return b.max(axis=1), b[:, 2]
+
+    @staticmethod
+    def trick(seats: np.ndarray, leader: np.ndarray, trump: np.ndarray, jack_card: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rel seat - 1 of the card winning the trick so far, that card, the trick's value) from the trick
+        fields of rel seats 1..3 ((3, n)); a lead row's answers are garbage (a card id all the same)."""
+        cards = _low(seats | 1 << 40)  # 40: no card (its trick key is 0, below the card led)
+        ar = np.arange(cards.shape[1])
+        led = cards[(leader - 1) % 3, ar] >> 3
+        wi = np.argmax(trick_key(cards, led, trump), axis=0)
+        value = _GV[cards].sum(axis=0) + JACK_WEIGHT * (cards == jack_card).any(axis=0)
+        return wi, cards[wi, ar] & 31, value
 
 
-def _min_throw(bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    """The card of ``cards`` with the least ``_throw_cost`` (the lowest id among equals); the rows with
-    no card give garbage."""
-    return (_THROW[bases + _bytes(cards)] + _S8).min(axis=1) & 31
+# ----------------------------------------------------------------------------------------------- ints
+def _ilow(x: int) -> int:
+    return (x & -x).bit_length() - 1
 
 
-def _max_feed(bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    """The card of ``cards`` with the greatest ``_feed_value`` (the lowest id among equals)."""
-    k = _FEED[bases + _bytes(cards)]
-    return 31 - (((k + (24 - _S8)) | (k >> 63)).max(axis=1) & 31)  # k = -1 (no card) stays negative
+def _ihigh(x: int) -> int:
+    return x.bit_length() - 1
 
 
-def _suit_estimates(hand: np.ndarray, code: np.ndarray, kitty: int) -> np.ndarray:
-    """(n, 4) suit_estimate of each suit of the hands (masks); kitty 0: no kitty cards, 1: kitty_size."""
-    byte = _bytes(hand)
-    aces = byte >> RANK_ACE & 1
-    tens = byte >> RANK_10 & 1
-    side_aces = aces.sum(axis=1, keepdims=True) - aces
-    side_tens = tens.sum(axis=1, keepdims=True) - tens
-    c0 = int(code[0])
-    if (code == c0).all():
-        return _estimates(c0)[kitty][byte, side_aces, side_tens]
-    est = np.empty(byte.shape)
-    for c in np.unique(code).tolist():
-        sel = code == c
-        est[sel] = _estimates(c)[kitty][byte[sel], side_aces[sel], side_tens[sel]]
-    return est
+_THROW_I, _FEED_I, _KEEP_I = (array("q", t.tolist()) for t in (_THROW, _FEED, _KEEP))
+_HIGHER_I, _HIGH_RANK_I, _GV_I = (array("q", t.tolist()) for t in (_HIGHER_BYTE, _HIGH_RANK, _GV))
+# TRICK_KEYS[trump][led], each by card id with 32..40 (no card) keyed 0
+_TRICK_KEYS_I = tuple(tuple(keys + (0,) * 9 for keys in by_led) for by_led in TRICK_KEYS)
 
 
-def _best_suit(est: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(estimate, suit) of the best candidate suit per row ((n, 4) bool ``cand``); ties to the higher suit,
-    as ``max`` over ``(estimate, suit)`` tuples does."""
-    masked = np.where(cand, est, -np.inf)
-    suit = 3 - np.argmax(masked[:, ::-1], axis=1)
-    return masked[np.arange(est.shape[0]), suit], suit
+_EST_ONE: dict[int, float] = {}
 
 
-def _suits_of(cards: np.ndarray) -> np.ndarray:
-    """(n, 4) bool: the suits with a card in ``cards``."""
-    return _bytes(cards) != 0
+def _estimate_one(code: int, kitty: int, byte: int, aces: int, tens: int) -> float:
+    """One entry of ``_estimates(code)`` (computed as the table computes it, on first use: one lane does
+    not build the whole table)."""
+    key = (((code << 1 | kitty) << 8 | byte) << 2 | aces) << 2 | tens
+    e = _EST_ONE.get(key)
+    if e is None:
+        hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
+        rules = SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
+        side = sum(1 << (8 * s + RANK_ACE) for s in range(1, 1 + aces))
+        side |= sum(1 << (8 * s + RANK_10) for s in range(1, 1 + tens))
+        e = _EST_ONE[key] = suit_estimate(byte | side, 0, rules, rules.kitty_size if kitty else 0)
+    return e
+
+
+class _Ints:
+    """The rules' steps on the Python ints and bools of one row."""
+
+    SUITS_CARDS, LOW4, FEED_POS, SUIT_MASK = (t.tolist() for t in (_SUITS_CARDS, _LOW4, _FEED_POS,
+                                                                   _SUIT_MASK))
+    low = staticmethod(_ilow)
+    high = staticmethod(_ihigh)
+
+    @staticmethod
+    def where(c: bool, a: Any, b: Any) -> Any:
+        return a if c else b
+
+    @staticmethod
+    def popcount(x: int) -> int:
+        return x.bit_count()
+
+    @staticmethod
+    def floor_to_4(x: float) -> int:
+        return min(4, math.floor(x))
+
+    any = bool
+
+    @staticmethod
+    def higher(out: int) -> int:
+        return (_HIGHER_I[out & 255] | _HIGHER_I[out >> 8 & 255] << 8 | _HIGHER_I[out >> 16 & 255] << 16
+                | _HIGHER_I[out >> 24 & 255] << 24)
+
+    @staticmethod
+    def bases(trump: int, out: int) -> tuple[int, int, int, int]:
+        return ((trump == 0) << 16 | (out & 255) << 8, (trump == 1) << 16 | (out >> 8 & 255) << 8,
+                (trump == 2) << 16 | (out >> 16 & 255) << 8, (trump == 3) << 16 | (out >> 24 & 255) << 8)
+
+    @staticmethod
+    def min_throw(bases: tuple[int, int, int, int], cards: int) -> int:
+        t = _THROW_I
+        return min(t[bases[0] + (cards & 255)], t[bases[1] + (cards >> 8 & 255)] + 8,
+                   t[bases[2] + (cards >> 16 & 255)] + 16, t[bases[3] + (cards >> 24 & 255)] + 24) & 31
+
+    @staticmethod
+    def card_or_throw(named: bool, card: int, bases: tuple[int, int, int, int], cards: int) -> int:
+        if named:
+            return card
+        t = _THROW_I
+        return min(t[bases[0] + (cards & 255)], t[bases[1] + (cards >> 8 & 255)] + 8,
+                   t[bases[2] + (cards >> 16 & 255)] + 16, t[bases[3] + (cards >> 24 & 255)] + 24) & 31
+
+    @staticmethod
+    def max_feed(bases: tuple[int, int, int, int], cards: int) -> int:
+        t = _FEED_I
+        k0, k1 = t[bases[0] + (cards & 255)], t[bases[1] + (cards >> 8 & 255)]
+        k2, k3 = t[bases[2] + (cards >> 16 & 255)], t[bases[3] + (cards >> 24 & 255)]
+        best = max(k0 + 24 if k0 >= 0 else -1, k1 + 16 if k1 >= 0 else -1, k2 + 8 if k2 >= 0 else -1, k3)
+        return 31 - (best & 31)
+
+    @staticmethod
+    def min_keep(hand: int, cards: int) -> int:
+        return min(_KEEP_I[(hand >> 8 * s & 255) << 8 | (cards >> 8 * s & 255)] + 8 * s for s in _SUITS) & 31
+
+    @staticmethod
+    def side_key(side: int) -> int:
+        t = _HIGH_RANK_I
+        return max(t[side & 255] * 4 + 3, t[side >> 8 & 255] * 4 + 2, t[side >> 16 & 255] * 4 + 1,
+                   t[side >> 24 & 255] * 4)
+
+    @staticmethod
+    def suit_set(cards: int) -> int:
+        return sum(1 << s for s in _SUITS if cards >> 8 * s & 255)
+
+    @staticmethod
+    def best_suit(hand: int, code: int, kitty: int, suits: int) -> tuple[float, int]:
+        aces = [hand >> (8 * s + RANK_ACE) & 1 for s in _SUITS]
+        tens = [hand >> (8 * s + RANK_10) & 1 for s in _SUITS]
+        n_aces, n_tens = sum(aces), sum(tens)
+        best, suit = -math.inf, -1
+        for s in _SUITS:
+            if suits >> s & 1:
+                e = _estimate_one(code, kitty, hand >> 8 * s & 255, n_aces - aces[s], n_tens - tens[s])
+                if e >= best:  # ties: the higher suit
+                    best, suit = e, s
+        return best, suit
+
+    @staticmethod
+    def bids(states: int) -> tuple[int, int]:
+        b = [_ilow((states >> NUM_BID_STATES * r & 31) | 1 << 8) for r in _SUITS]
+        b = [x if 2 <= x < 8 else 0 for x in b]
+        return max(b), b[2]
+
+    @staticmethod
+    def trick(seats: list[int], leader: int, trump: int, jack_card: int) -> tuple[int, int, float]:
+        s1, s2, s3 = seats
+        c1 = (s1 & -s1).bit_length() - 1 if s1 else 40
+        c2 = (s2 & -s2).bit_length() - 1 if s2 else 40
+        c3 = (s3 & -s3).bit_length() - 1 if s3 else 40
+        keys = _TRICK_KEYS_I[trump][(c1, c2, c3)[leader - 1] >> 3]  # a follower's leader: rel seat 1..3
+        k1, k2, k3 = keys[c1], keys[c2], keys[c3]
+        wi = 0 if k1 >= k2 and k1 >= k3 else 1 if k2 >= k3 else 2
+        value = _GV_I[c1] + _GV_I[c2] + _GV_I[c3] + (JACK_WEIGHT if jack_card in (c1, c2, c3) else 0.0)
+        return wi, (c1, c2, c3)[wi] & 31, value
+
+
+# ----------------------------------------------------------------------------------------------- rules
+def _bid_rule(ops: Any, f: Any, legal: Any, code: Any, bid_margin: float, min_estimate: float) -> Any:
+    """R6-R8; ``legal``: the legal bid actions (bit a: action a)."""
+    hand = f[_F_HAND]
+    est, _ = ops.best_suit(hand, code, 1, ops.suit_set(hand))
+    high, partner = ops.bids(f[_F_BIDS])
+    stuck = (legal & 1) == 0  # R8 dealer_must_bid: the dealer may not pass
+    margin = bid_margin + ops.where(stuck, STUCK_EXTRA, 0.0)
+    want = ops.floor_to_4(est - margin)
+    # don't overbid a partner without a clearly better hand
+    partner_high = (high > 0) & (partner == high)
+    want = ops.where((est < min_estimate) | (partner_high & (est - margin < high + 1.5)), 0, want)
+    bid = (want >= 2) & (want > high)
+    return ops.where(bid, want - 1, ops.where(stuck, ops.low(legal), 0))
+
+
+def _trump_rule(ops: Any, f: Any, suits: Any, code: Any) -> Any:
+    """R10: the legal suit (``suits``: bit s) with the best estimate of the hand after the kitty."""
+    _, suit = ops.best_suit(f[_F_HAND], code, 0, suits)
+    return TRUMP_ACTION_BASE + suit
+
+
+def _discard_rule(ops: Any, f: Any, legal: Any) -> Any:
+    """R11: trump is kept, then side cards by keep value; only trumps left: the cheapest throw, with nothing
+    outstanding (every card is boss). ``legal``: the cards that may be discarded."""
+    hand = f[_F_HAND]
+    trump = ops.LOW4[f[_F_TRUMP]]
+    shed = ops.min_throw(ops.bases(trump, 0), legal)
+    all_trump = (legal & suit_mask(trump)) != 0
+    return DISCARD_ACTION_BASE + ops.where(all_trump, shed, ops.min_keep(hand, legal))
+
+
+def _trump_lead(ops: Any, cards: Any, higher: Any) -> tuple[Any, Any]:
+    """(the lead from the trumps ``cards`` (non-empty), the top one): the top trump when no outstanding trump
+    is above it, else a low trump that carries no points (the ten and the jack kept back)."""
+    top = ops.high(cards)
+    plain = cards & ~_TENS_JACKS
+    return ops.where((higher >> top) & 1 == 1, ops.low(ops.where(plain != 0, plain, cards)), top), top
+
+
+def _play_rule(ops: Any, f: Any, legal: Any, code: Any) -> Any:
+    """R12. Each row either names its card (``card`` where ``named``) or plays the cheapest throw of a card
+    set (``throw``: the legal cards unless a rule narrows them)."""
+    hand = f[_F_HAND]
+    played = f[_F_PLAYED] | f[_F_PLAYED + 1] | f[_F_PLAYED + 2] | f[_F_PLAYED + 3]
+    out = _FULL & ~hand & ~played & ~f[_F_KITTY] & ~f[_F_DISCARDS]  # not ours, played, kitty or discards
+    higher = ops.higher(out)
+    trump = ops.LOW4[f[_F_TRUMP]]
+    tmask = ops.SUIT_MASK[trump]
+    leader = ops.LOW4[f[_F_LEADER]]
+    lead = leader < 0
+    bases = ops.bases(trump, out)
+    card, named, throw = 0, False, legal
+    if ops.any(lead):
+        card, named = _lead_rule(ops, f, legal, code, out, higher, trump, tmask, lead)
+    follow = lead ^ True
+    if ops.any(follow):
+        card, named, throw = _follow_rule(ops, f, legal, out, higher, trump, tmask, leader, bases, follow,
+                                          card, named)
+    return PLAY_ACTION_BASE + ops.card_or_throw(named, card, bases, throw)
+
+
+def _lead_rule(ops: Any, f: Any, legal: Any, code: Any, out: Any, higher: Any, trump: Any, tmask: Any,
+               lead: Any) -> tuple[Any, Any]:
+    """(card, named) of the rows that lead (``lead``)."""
+    voids = f[_F_VOIDS]
+    out_trumps = (out & tmask) != 0
+    my = legal & tmask
+    has = my != 0
+    card, named = 0, lead & False
+    if ops.any(lead & has):
+        tcol = trump * (trump > 0)
+        trump_lead, top = _trump_lead(ops, my | (has ^ True), higher)  # (rows without trumps: garbage)
+        c1 = lead & has & ((legal & ~tmask) == 0)  # only trumps
+        opp_trump_void = (voids >> 4 + tcol) & (voids >> 12 + tcol) & 1 == 1
+        pull = lead & (c1 ^ True) & has & out_trumps & (opp_trump_void ^ True)
+        top_boss = pull & ((higher >> top) & 1 == 0)  # we hold the top outstanding trump: pull trump
+        we_bid = (f[_F_BIDDER] & 0b0101) != 0  # rel seat 0 or 2
+        c3 = pull & (top_boss ^ True) & we_bid & (ops.popcount(my) >= 3)
+        card = ops.where(top_boss, top, trump_lead)
+        named = c1 | top_boss | c3
+    undecided = lead & (named ^ True) & (trump >= 0)
+    if ops.any(undecided):
+        # a side card that is top of its suit, if the opponents can still follow it
+        opp_void = ((voids >> 4) | (voids >> 12)) & 0xF
+        side = legal & ~tmask & ~higher & ~(ops.SUITS_CARDS[opp_void] * out_trumps)
+        k = ops.side_key(side)  # the highest rank, then the lowest suit
+        c4 = undecided & (k >= 0) & ((k >> 2) != RANK_10)
+        card = ops.where(c4, 8 * (3 - (k & 3)) + (k >> 2), card)
+        named = named | c4
+    no_trump = lead & (trump < 0)  # R10 with kitty_size 0: the bidder's first lead names trump
+    if ops.any(no_trump):
+        _, suit = ops.best_suit(f[_F_HAND], code, 0, ops.suit_set(legal))
+        named_card, _ = _trump_lead(ops, legal & suit_mask(suit), higher)
+        card = ops.where(no_trump, named_card, card)
+        named = named | no_trump
+    return card, named
+
+
+def _follow_rule(ops: Any, f: Any, legal: Any, out: Any, higher: Any, trump: Any, tmask: Any, leader: Any,
+                 bases: Any, follow: Any, card: Any, named: Any) -> tuple[Any, Any, Any]:
+    """(card, named, throw) with the rows that follow (``follow``) decided."""
+    has_trump = trump >= 0
+    tcol = trump * (trump > 0)
+    voids = f[_F_VOIDS]
+    jack_card = (trump * 8 + RANK_JACK) * has_trump - (has_trump ^ True)  # -1: no trump
+    wi, best, trick_value = ops.trick(f[_F_TRICK + 1:_F_TRICK + 4], leader, trump, jack_card)
+    # safe(c): no opponent still to act can beat c. Only the left opponent (rel seat 1) plays after us,
+    # and only when they did not lead this trick.
+    v1 = (voids >> 4) & 0xF  # suits the left opponent has shown void in
+    v1_cards = ops.SUITS_CARDS[v1]
+    v1_trump = ((v1 >> tcol) & 1 == 1) & has_trump
+    safe_trump = tmask & ~(higher * (v1_trump ^ True))
+    ruff = ((out & tmask) != 0) & (v1_trump ^ True)  # an opponent may trump in ...
+    safe_side = ~tmask & _FULL & ~(higher & ~v1_cards) & ~(v1_cards * ruff)  # ... if void
+    safe = safe_trump | safe_side | _FULL * (leader == 1)  # the left opponent led: nobody after us
+    throw = legal
+    # partner winning: feed points if the partner's card holds, else play cheap
+    partner = follow & (wi == 1)
+    if ops.any(partner):
+        feed = ops.max_feed(bases, legal)
+        feed_pos = ops.FEED_POS[((feed >> 3) == trump) * 16 + (feed & 7) * 2 + ((higher >> feed) & 1 == 0)]
+        fed = partner & ((safe >> best) & 1 == 1) & feed_pos
+        card = ops.where(fed, feed, card)
+        named = named | fed
+    rest = follow & (partner ^ True)
+    if ops.any(rest):
+        # winners: cards that beat the best card (same suit and higher, or a trump over a non-trump)
+        winners = legal & cards_beating(best, trump)
+        active = rest & (winners != 0)
+        if ops.any(active):
+            jack_bit = (1 << tcol * 8 + RANK_JACK) * has_trump
+            pool = winners & safe
+            has_pool = active & (pool != 0)
+            pts = pool & (_TENS | jack_bit)  # take the trick with a ten / the jack when that is safe
+            c_pts = has_pool & (pts != 0)
+            non_trump = pool & ~tmask
+            c_nt = has_pool & (c_pts ^ True) & (non_trump != 0)
+            c_low = has_pool & ((c_pts | c_nt) ^ True) & (trick_value > 0)  # no trump wasted on empty tricks
+            plain = winners & ~_TENS & ~jack_bit
+            c_try = active & (pool == 0) & (trick_value >= 10) & (plain != 0)  # nothing safe: worth a try
+            throw = ops.where(c_nt, non_trump, ops.where(c_low, pool, ops.where(c_try, plain, legal)))
+            pick = ops.where((pts & jack_bit) != 0, jack_card, ops.low(pts | (pts == 0)))
+            card = ops.where(c_pts, pick, card)
+            named = named | c_pts
+    return card, named, throw
 
 
 # the kind of decision of a row (by its first legal action and its number of legal actions)
@@ -260,6 +586,60 @@ _ONE, _BID, _TRUMP, _DISCARD, _PLAY = range(5)
 _KIND_OF_FIRST = np.array([_BID] * TRUMP_ACTION_BASE + [_TRUMP] * (DISCARD_ACTION_BASE - TRUMP_ACTION_BASE)
                           + [_DISCARD] * (PLAY_ACTION_BASE - DISCARD_ACTION_BASE)
                           + [_PLAY] * (NUM_ACTIONS - PLAY_ACTION_BASE), dtype=_I)
+
+
+# ----------------------------------------------------------------------------------------------- one row
+def observation_fields(observation: np.ndarray) -> list[int]:
+    """The :data:`FIELDS` of one observation vector (its 0/1 features, column > 0.5)."""
+    bits = int.from_bytes(np.packbits(np.asarray(observation) > 0.5, bitorder="little").tobytes(), "little")
+    return [(bits >> o) & m for o, m in _FIELD_SHIFTS]
+
+
+def view_fields(view: PlayerView) -> list[int]:
+    """The :data:`FIELDS` of an observer-relative view (what ``observation_fields`` gives for its
+    encoding)."""
+    trick = [0, 0, 0, 0]
+    leader = view.trick_leader
+    if leader is not None:
+        for i, c in enumerate(view.trick):
+            trick[(leader + i) & 3] = 1 << c
+    bids = 0
+    for r, b in enumerate(view.bids):
+        bids |= 1 << (NUM_BID_STATES * r + (0 if b is None else 1 if b == 0 else b))
+    v, bidder, trump = view.voids, view.bidder, view.trump
+    return [view.hand, view.kitty, view.discards, *view.played_by, *trick, bids,
+            0 if bidder is None else 1 << bidder, 0 if trump is None else 1 << trump,
+            0 if leader is None else 1 << leader, v[0] | v[1] << 4 | v[2] << 8 | v[3] << 12]
+
+
+def choose(fields: list[int], legal: int, code: int, bid_margin: float = BID_MARGIN,
+           min_estimate: float = MIN_ESTIMATE) -> int:
+    """The heuristic's action for one row: its :data:`FIELDS`, its legal actions ``legal`` (bit a: action
+    a, not 0), the rules by :func:`rules_code`; ``bid_margin`` / ``min_estimate`` as the agent's."""
+    first = _ilow(legal)
+    if legal == 1 << first:
+        return first  # one legal action
+    if first < TRUMP_ACTION_BASE:
+        return _bid_rule(_Ints, fields, legal & 0xFF, code, bid_margin, min_estimate)
+    if first < DISCARD_ACTION_BASE:
+        return _trump_rule(_Ints, fields, (legal >> TRUMP_ACTION_BASE) & 0xF, code)
+    if first < PLAY_ACTION_BASE:
+        return _discard_rule(_Ints, fields, (legal >> DISCARD_ACTION_BASE) & _FULL)
+    return _play_rule(_Ints, fields, legal >> PLAY_ACTION_BASE, code)
+
+
+# ----------------------------------------------------------------------------------------------- batches
+def _fields(words: np.ndarray) -> np.ndarray:
+    """(B, len(FIELDS)) int64: the fields of each row of ``words`` ((B, 8) uint64, the rows' 512 bits)."""
+    x = (words[:, _FW] >> _FSH) | (words[:, _FW1] << _FSH1)
+    return (x & _FMASK).astype(_I)
+
+
+def _obs_words(obs: np.ndarray) -> np.ndarray:
+    """(B, 8) uint64: the 0/1 features of each row as 512 bits (bit i = column i > 0.5)."""
+    packed = np.zeros((obs.shape[0], 64), dtype=np.uint8)
+    packed[:, : (obs.shape[1] + 7) // 8] = np.packbits(obs > 0.5, axis=1, bitorder="little")
+    return packed.view("<u8")
 
 
 class BatchedHeuristicAgent:
@@ -272,7 +652,7 @@ class BatchedHeuristicAgent:
     """It never draws from the generators its slots get in ``start_game``."""
 
     def __init__(self, rules: SmearRules | None = None, name: str = "heuristic",
-                 bid_margin: float = _BID_MARGIN, min_estimate: float = _MIN_ESTIMATE) -> None:
+                 bid_margin: float = BID_MARGIN, min_estimate: float = MIN_ESTIMATE) -> None:
         self.name = name
         self.rules = rules if rules is not None else SmearRules()
         self.bid_margin = float(bid_margin)
@@ -281,7 +661,7 @@ class BatchedHeuristicAgent:
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
         _check_start(self.name, seat, rules, rng)
-        code = _rules_code(rules)
+        code = rules_code(rules)
         _estimates(code)  # build the tables now, not in the middle of a batch
         self._slots.set(slot, code, code)
 
@@ -330,144 +710,25 @@ class BatchedHeuristicAgent:
              slots: np.ndarray) -> np.ndarray:
         code = self._slots.codes(slots, code_of=int)
         fields = _fields(words)
-        out = first.copy()  # a row with one legal action plays it (HeuristicAgent._choose)
+        out = first.copy()  # a row with one legal action plays it
         kind = _KIND_OF_FIRST[first] * (count > 1)
         present = np.bincount(kind, minlength=5).tolist()
-        kinds = ((_PLAY, self._play), (_BID, self._bid), (_TRUMP, self._trump), (_DISCARD, self._discard))
-        for k, fn in kinds:
-            if present[k] == kind.size:
-                return fn(fields, legal if k != _TRUMP else legal >> 4, code)
-            if present[k]:
-                rows = (kind == k).nonzero()[0]
-                out[rows] = fn(fields[rows], legal[rows] if k != _TRUMP else legal[rows] >> 4, code[rows])
+        for k in (_PLAY, _BID, _TRUMP, _DISCARD):
+            if not present[k]:
+                continue
+            rows = None if present[k] == kind.size else (kind == k).nonzero()[0]
+            f = fields.T if rows is None else fields[rows].T
+            lg = legal if rows is None else legal[rows]
+            c = code if rows is None else code[rows]
+            if k == _PLAY:
+                act = _play_rule(_Arrays, f, lg, c)
+            elif k == _BID:
+                act = _bid_rule(_Arrays, f, lg, c, self.bid_margin, self.min_estimate)
+            elif k == _TRUMP:
+                act = _trump_rule(_Arrays, f, lg >> TRUMP_ACTION_BASE, c)
+            else:
+                act = _discard_rule(_Arrays, f, lg)
+            if rows is None:
+                return act
+            out[rows] = act
         return out
-
-    # ------------------------------------------------------------------ bidding (R6-R8)
-    def _bid(self, fields: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
-        hand = fields[:, _F_HAND]
-        est, _ = _best_suit(_suit_estimates(hand, code, 1), _suits_of(hand))
-        # per rel seat the bid state (0 not acted, 1 pass, 2.. bid 2..): a bid is the state itself
-        states = (fields[:, _F_BIDS, None] >> (NUM_BID_STATES * _S)) & 31
-        bids = _low(states | 1 << 8)
-        bids = np.where((bids >= 2) & (bids < 8), bids, 0)
-        high = bids.max(axis=1)
-        stuck = (legal & 1) == 0
-        margin = self.bid_margin + np.where(stuck, _STUCK_EXTRA, 0.0)
-        want = np.minimum(4, np.floor(est - margin)).astype(_I)
-        partner_high = (high > 0) & (bids[:, 2] == high)
-        want = np.where((est < self.min_estimate) | (partner_high & (est - margin < high + 1.5)), 0, want)
-        bid = (want >= 2) & (want > high)
-        return np.where(bid, want - 1, np.where(stuck, _low(legal), 0))
-
-    # ------------------------------------------------------------------ trump (R10)
-    def _trump(self, fields: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
-        """``legal``: the legal suits (bit s: suit s)."""
-        est = _suit_estimates(fields[:, _F_HAND], code, 0)
-        _, suit = _best_suit(est, (legal[:, None] >> _S) & 1 == 1)
-        return TRUMP_ACTION_BASE + suit
-
-    # ------------------------------------------------------------------ discards (R11)
-    def _discard(self, fields: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
-        hand = fields[:, _F_HAND]
-        trump = _one_hot(fields[:, _F_TRUMP])
-        # only trumps left: the cheapest throw, with nothing outstanding (every card is boss)
-        shed = _min_throw(_suit_bases(trump, np.zeros_like(hand)), legal)
-        best = (_KEEP[(_bytes(hand) << 8) + _bytes(legal)] + _S8).min(axis=1)
-        all_trump = (legal & suit_mask(trump)) != 0
-        return DISCARD_ACTION_BASE + np.where(all_trump, shed, best & 31)
-
-    # ------------------------------------------------------------------ play (R12)
-    def _play(self, fields: np.ndarray, legal: np.ndarray, code: np.ndarray) -> np.ndarray:
-        """Leads and follows in one pass: each row either names its card (``card``, ``named``) or plays
-        the cheapest throw of a card set (``throw``: the legal cards unless a rule narrows them)."""
-        hand = fields[:, _F_HAND]
-        seen = np.bitwise_or.reduce(fields[:, _F_KITTY:_F_TRICK], axis=1)  # kitty, discards, played
-        out = _FULL & ~hand & ~seen  # not ours, not played, not in the kitty or the discards
-        higher = (_HIGHER_BYTE[_bytes(out)] << _S8).sum(axis=1)  # cards with a higher outstanding one
-        trump = _one_hot(fields[:, _F_TRUMP])
-        tmask = suit_mask(trump)
-        has_trump = trump >= 0
-        tcol = np.maximum(trump, 0)
-        voids = fields[:, _F_VOIDS]
-        leader = _one_hot(fields[:, _F_LEADER])
-        lead = leader < 0
-        out_trumps = (out & tmask) != 0
-
-        # ---- lead
-        my = legal & tmask
-        has = my != 0
-        # the trump lead (HeuristicAgent._trump_lead) of the rows' trumps (rows without: garbage)
-        top = _high(my | ~has)
-        plain = my & ~_TENS_JACKS
-        trump_lead = np.where(_bit(higher, top), _low(np.where(plain != 0, plain, my | ~has)), top)
-        c1 = lead & has & ((legal & ~tmask) == 0)  # only trumps
-        opp_trump_void = _bit(voids, 4 + tcol) & _bit(voids, 12 + tcol)
-        pull = lead & ~c1 & has & out_trumps & ~opp_trump_void
-        top_boss = pull & ~_bit(higher, top)
-        we_bid = (fields[:, _F_BIDDER] & 0b0101) != 0  # rel seat 0 or 2
-        c3 = pull & ~top_boss & we_bid & (np.bitwise_count(my) >= 3)
-        # a side card that is top of its suit, if the opponents can still follow it
-        opp_void = ((voids >> 4) | (voids >> 12)) & 0xF
-        side = legal & ~tmask & ~higher & ~(_SUITS_CARDS[opp_void] * out_trumps)
-        k = (_HIGH_RANK[_bytes(side)] * 4 + (3 - _S)).max(axis=1)  # the highest rank, then the lowest suit
-        c4 = lead & ~c1 & ~top_boss & ~c3 & (k >= 0) & ((k >> 2) != RANK_10)
-        card = np.where(c1 | c3, trump_lead, np.where(top_boss, top, 8 * (3 - (k & 3)) + (k >> 2)))
-        named = c1 | top_boss | c3 | c4
-        no_trump = lead & ~has_trump  # R10 with kitty_size 0: the bidder's first lead names trump
-        if no_trump.any():
-            i = no_trump.nonzero()[0]
-            _, suit = _best_suit(_suit_estimates(hand[i], code[i], 0), _suits_of(legal[i]))
-            cards = legal[i] & suit_mask(suit)
-            t_top = _high(cards)
-            t_plain = cards & ~_TENS_JACKS
-            t_low = np.where(t_plain != 0, _low(t_plain), _low(cards))
-            card[i] = np.where(_bit(higher[i], t_top), t_low, t_top)
-            named[i] = True
-
-        # ---- follow: the cards on the table by rel seat 1..3 (40: none; rel seat 0 plays next)
-        trick = _low(fields[:, _F_TRICK + 1:_F_TRICK + 4] | 1 << 40)
-        led = trick[np.arange(legal.size), (leader - 1) % 3] >> 3
-        # the winning card so far (R12): the highest trick key (an absent card's is 0, below the card led)
-        wi = np.argmax(trick_key(trick, led[:, None], trump[:, None]), axis=1)
-        best = trick[np.arange(legal.size), wi] & 31  # (a lead row's 40 becomes a card: unused)
-        follow = ~lead
-        jack_card = np.where(has_trump, trump * 8 + RANK_JACK, -1)
-        jack_bit = (1 << tcol * 8 + RANK_JACK) * has_trump
-        trick_value = _GV[trick].sum(axis=1) + _JACK_WEIGHT * (trick == jack_card[:, None]).any(axis=1)
-        # safe(c): no opponent still to act can beat c. Only the left opponent (rel seat 1) plays after
-        # us, and only when they did not lead this trick.
-        opp_after = leader != 1
-        v1 = (voids >> 4) & 0xF  # suits the left opponent has shown void in
-        v1_cards = _SUITS_CARDS[v1]
-        v1_trump = _bit(v1, tcol) & has_trump
-        safe_trump = tmask & ~(higher * ~v1_trump)
-        ruff = out_trumps & ~v1_trump  # an opponent may trump in ...
-        safe_side = ~tmask & _FULL & ~(higher & ~v1_cards) & ~(v1_cards * ruff)  # ... if void
-        safe = np.where(opp_after, safe_trump | safe_side, _FULL)
-        bases = _suit_bases(trump, out)
-        # partner winning: feed points if the partner's card holds, else play cheap
-        partner = follow & (wi == 1)
-        feed = _max_feed(bases, legal)
-        feed_pos = _FEED_POS[((feed >> 3) == trump).astype(_I), feed & 7, (~_bit(higher, feed)).astype(_I)]
-        fed = partner & _bit(safe, best) & feed_pos
-        # winners: cards that beat the best card (same suit and higher, or a trump over a non-trump)
-        winners = legal & cards_beating(best, trump)
-        active = follow & ~partner & (winners != 0)
-        pool = winners & safe
-        has_pool = active & (pool != 0)
-        pts = pool & (_TENS | jack_bit)
-        c_pts = has_pool & (pts != 0)
-        non_trump = pool & ~tmask
-        c_nt = has_pool & ~c_pts & (non_trump != 0)
-        c_low = has_pool & ~c_pts & ~c_nt & (trick_value > 0)
-        plain = winners & ~_TENS & ~jack_bit
-        c_try = active & (pool == 0) & (trick_value >= 10) & (plain != 0)
-        throw = np.where(c_nt, non_trump, np.where(c_low, pool, np.where(c_try, plain, legal)))
-        pick = np.where((pts & jack_bit) != 0, jack_card, _low(pts | (pts == 0)))
-        card = np.where(fed, feed, np.where(c_pts, pick, card))
-        named |= fed | c_pts
-        return PLAY_ACTION_BASE + np.where(named, card, _min_throw(bases, throw))
-
-
-_GV = np.array(list(CARD_GAME_POINTS) + [0] * 9)  # 40: no card
-assert NUM_ACTIONS == PLAY_ACTION_BASE + NUM_CARDS

@@ -33,7 +33,6 @@ import numpy as np
 
 from ..actions import (
     DISCARD_ACTION_BASE,
-    MAX_BID,
     PASS_ACTION,
     PLAY_ACTION_BASE,
     TRUMP_ACTION_BASE,
@@ -87,14 +86,6 @@ def probabilities_at(agent: Any, game: Game, seat: int) -> dict[int, float] | No
 
 
 # ---------------------------------------------------------------------------------------------- values
-def _first_lead(hands: tuple[int, ...], trump: int, contract: int, discards: int, rules: SmearRules) -> Any:
-    from ..agents.solver import SolverState
-
-    return SolverState(hands=hands, trump=trump, to_move=0, bidder=0, contract=contract,  # type: ignore[arg-type]
-                       discards=discards, rules=rules,
-                       first_lead=True)
-
-
 def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 1.0) -> dict[int, float]:
     """The estimated worth of each legal move of ``seat`` (the seat to act) in ``game``: the mean R17
     hand-score difference for the seat's team over sampled deals consistent with the seat's view (pimc's
@@ -108,12 +99,12 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     * a discard: that card and the heuristic's choice of the rest, solved from the first lead.
 
     ``scale`` multiplies the sample counts (``>= 1`` sample each)."""
-    from ..agents.pimc import _bidder_points, _heuristic_plan, greedy_discards
+    from ..agents.heuristic import heuristic_plan
+    from ..agents.pimc import bid_sample, first_lead_state, greedy_discards
     from ..agents.solver import SolverState, solve, solve_all_moves
-    from ..cards import SUIT_MASKS
     from ..infoset import sample_hidden
     from ..observation import decode, observe
-    from ..rules import contract_change, points_out_of_play
+    from ..rules import contract_change
 
     obs = observe(game, seat)
     mask = np.asarray(obs["action_mask"])
@@ -144,23 +135,8 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     if phase == BIDDING:
         bids = [a for a in legal if a != PASS_ACTION]
         worth = dict.fromkeys(bids, 0.0)
-        k = view.kitty_size
         for _ in range(n(BID_SAMPLES)):
-            deal = sample_hidden(view, rng)
-            stock = cards_of(deal.stock)
-            kitty = 0
-            if k:
-                for i in rng.permutation(len(stock))[:k]:
-                    kitty |= 1 << stock[int(i)]
-            hand = view.hand | kitty
-            suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
-            trump, disc = _heuristic_plan(hand, rules, suits) if k else (-1, 0)
-            hand &= ~disc
-            hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
-            pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), _bidder_points,
-                           node_cap=PLAN_NODE_CAP))
-            in_play = hands[0] | hands[1] | hands[2] | hands[3]
-            pd = 4 - pb - points_out_of_play(in_play, trump, rules)  # the other points in play
+            pb, pd = bid_sample(view, rules, rng, PLAN_NODE_CAP)
             for a in bids:
                 worth[a] += contract_change(pb, action_bid(a), rules) - pd  # R17
         out = {a: w / n(BID_SAMPLES) for a, w in worth.items()}
@@ -171,12 +147,12 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     contract = view.contract
     if phase == TRUMP:
         totals = {a: 0.0 for a in legal}
-        plans = {a: _heuristic_plan(view.hand, rules, [a - TRUMP_ACTION_BASE])[1] for a in legal}
+        plans = {a: heuristic_plan(view.hand, rules, [a - TRUMP_ACTION_BASE])[1] for a in legal}
         for _ in range(n(PLAN_SAMPLES)):
             deal = sample_hidden(view, rng)
             for a, disc in plans.items():
                 hands = (view.hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
-                totals[a] += solve(_first_lead(hands, a - TRUMP_ACTION_BASE, contract, disc, rules),
+                totals[a] += solve(first_lead_state(hands, a - TRUMP_ACTION_BASE, contract, disc, rules),
                                    node_cap=PLAN_NODE_CAP)
         return {a: t / n(PLAN_SAMPLES) for a, t in totals.items()}
     if phase == DISCARD:
@@ -192,7 +168,7 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
             deal = sample_hidden(view, rng)
             for a, disc in plans.items():
                 hands = (view.hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
-                totals[a] += solve(_first_lead(hands, view.trump, contract, view.discards | disc, rules),
+                totals[a] += solve(first_lead_state(hands, view.trump, contract, view.discards | disc, rules),
                                    node_cap=PLAN_NODE_CAP)
         return {a: t / n(PLAN_SAMPLES) for a, t in totals.items()}
     return {}  # pragma: no cover - nobody acts in HAND_OVER / GAME_OVER
