@@ -44,8 +44,8 @@ from ..config import SmearRules
 from ..infoset import PlayerView
 from ..observation import HAND, TRUMP_
 from ..rules import discard_pool
-from .heuristic_batched import FIELDS, choose, observation_fields, rules_code, view_fields
-from .heuristic_values import BID_MARGIN, MIN_ESTIMATE, best_suit, keep_value, suit_estimate
+from .heuristic_batched import FIELDS, choose, observation_fields, view_fields
+from .heuristic_values import BID_MARGIN, MIN_ESTIMATE, best_suit, keep_value, rules_code, suit_estimate
 
 __all__ = ["HeuristicAgent", "suit_estimate", "best_suit", "keep_value", "heuristic_plan"]
 

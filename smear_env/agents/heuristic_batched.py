@@ -41,7 +41,7 @@ import numpy as np
 
 from ..actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
 from ..cards import NUM_CARDS, RANK_10, RANK_ACE, RANK_JACK
-from ..config import HIGH_LOW_VALUES, KITTY_SIZE_VALUES, SmearRules
+from ..config import SmearRules
 from ..infoset import PlayerView
 from ..observation import (
     BIDDER,
@@ -59,21 +59,24 @@ from ..observation import (
 from ..rules import CARD_GAME_POINTS, TRICK_KEYS, cards_beating, suit_mask, trick_key
 from .heuristic_values import (
     BID_MARGIN,
+    FEED_KEYS,
+    FEED_POSITIVE,
+    HIGHER_BYTE,
     JACK_WEIGHT,
+    KEEP_KEYS,
     MIN_ESTIMATE,
     STUCK_EXTRA,
-    feed_value,
-    keep_value,
-    suit_estimate,
-    throw_cost,
+    THROW_KEYS,
+    estimate,
+    estimate_table,
+    rules_code,
 )
 from .slots import _check_start, _SlotTable, check_batch, mask_words, no_legal_error
 
-__all__ = ["BatchedHeuristicAgent", "FIELDS", "choose", "observation_fields", "rules_code", "view_fields"]
+__all__ = ["BatchedHeuristicAgent", "FIELDS", "choose", "observation_fields", "view_fields"]
 
 _I = np.int64
 _FULL = (1 << NUM_CARDS) - 1
-_BIG = 1 << 40
 _SUITS = range(4)
 _S = np.arange(4)
 _S8 = 8 * _S
@@ -81,8 +84,7 @@ _TENS = sum(1 << (8 * s + RANK_10) for s in _SUITS)
 _TENS_JACKS = _TENS | sum(1 << (8 * s + RANK_JACK) for s in _SUITS)
 # by a 4-bit suit set: the cards of those suits
 _SUITS_CARDS = np.array([sum(0xFF << (8 * s) for s in _SUITS if v >> s & 1) for v in range(16)], dtype=_I)
-# by a suit holding (byte): ranks with a higher card of the byte; the highest rank (-1 for none)
-_HIGHER_BYTE = np.array([sum(1 << r for r in range(8) if b >> (r + 1)) for b in range(256)], dtype=_I)
+# by a suit holding (byte): the highest rank (-1 for none)
 _HIGH_RANK = np.array([b.bit_length() - 1 for b in range(256)], dtype=_I)
 _LOW4 = np.array([(v & -v).bit_length() - 1 for v in range(16)], dtype=_I)  # lowest bit of 4, -1 none
 _GV = np.array(list(CARD_GAME_POINTS) + [0] * 9)  # by card id; 32..40 (no card): 0
@@ -102,82 +104,6 @@ _FSH = np.array([o % 64 for o, _ in FIELDS], dtype=np.uint64)
 _FSH1 = np.uint64(64) - _FSH  # a shift by 64 gives 0 (numpy's shifts saturate)
 _FMASK = np.array([(1 << n) - 1 for _, n in FIELDS], dtype=np.uint64)
 _FIELD_SHIFTS = [(o, (1 << n) - 1) for o, n in FIELDS]
-
-
-# ----------------------------------------------------------------------------------------------- tables
-def _ordinals(values: np.ndarray) -> np.ndarray:
-    """Each value's rank among the distinct values (equal values get equal ranks; order kept)."""
-    return np.searchsorted(np.unique(values), values).astype(_I)
-
-
-def _card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The heuristic's per-card values as ordinals (see the module docstring), then per suit:
-
-    * ``throw[t, out, cand]``: least ``ord * 32 + rank`` of ``throw_cost`` over the ranks in ``cand``
-      (t: the suit is trump; ``out``: its outstanding cards, which decide whether a card is boss);
-    * ``feed[t, out, cand]``: greatest ``ord * 32 + 7 - rank`` of ``feed_value``, and
-      ``feed_pos[t, r, boss]`` whether that value is > 0;
-    * ``keep[hold, cand]``: least ``ord * 32 + rank`` of ``keep_value`` (``hold``: the suit's holding).
-
-    Empty ``cand``: ``_BIG`` for a least, -1 for a greatest."""
-    throw = np.zeros((2, 8, 2))
-    feed = np.zeros((2, 8, 2))
-    for t in (0, 1):
-        trump = 0 if t else 1  # the card below is of suit 0
-        for r in range(8):
-            for boss in (0, 1):
-                out = 0 if boss or r == 7 else 1 << 7  # the ace of suit 0 is above it (an ace is boss)
-                throw[t, r, boss] = throw_cost(r, trump, out)
-                feed[t, r, boss] = feed_value(r, trump, out)
-    throw_ord = _ordinals(throw.ravel()).reshape(2, 8, 2)
-    feed_ord = _ordinals(feed.ravel()).reshape(2, 8, 2)
-    keep = np.full((8, 256), np.inf)
-    for r in range(8):
-        for hold in range(256):
-            if hold >> r & 1:
-                keep[r, hold] = keep_value(r, hold)
-    keep_ord = _ordinals(keep.ravel()).reshape(8, 256)
-    ranks = np.arange(8)
-    cand_bits = (np.arange(256)[:, None] >> ranks[None, :]) & 1 == 1  # (cand, rank)
-    boss = (_HIGHER_BYTE[:, None] >> ranks[None, :]) & 1 == 0  # (out, rank)
-    throw_tbl = np.empty((2, 256, 256), dtype=_I)
-    feed_tbl = np.empty((2, 256, 256), dtype=_I)
-    for t in (0, 1):
-        tk = throw_ord[t][ranks[None, :], boss.astype(_I)] * 32 + ranks[None, :]  # (out, rank)
-        throw_tbl[t] = np.where(cand_bits[None, :, :], tk[:, None, :], _BIG).min(axis=2)
-        fk = feed_ord[t][ranks[None, :], boss.astype(_I)] * 32 + 7 - ranks[None, :]
-        feed_tbl[t] = np.where(cand_bits[None, :, :], fk[:, None, :], -1).max(axis=2)
-    kk = keep_ord.T * 32 + ranks[None, :]  # (hold, rank)
-    keep_tbl = np.where(cand_bits[None, :, :], kk[:, None, :], _BIG).min(axis=2)
-    return throw_tbl.ravel(), feed_tbl.ravel(), (feed > 0).ravel(), keep_tbl.ravel()
-
-
-_THROW, _FEED, _FEED_POS, _KEEP = _card_tables()  # _FEED_POS by t * 16 + rank * 2 + boss
-_EST: dict[int, np.ndarray] = {}
-
-
-def rules_code(rules: SmearRules) -> int:
-    """The number of the rule options the heuristic depends on (``high_low``, ``kitty_size``)."""
-    return HIGH_LOW_VALUES.index(rules.high_low) * len(KITTY_SIZE_VALUES) + rules.kitty_size
-
-
-def _estimates(code: int) -> np.ndarray:
-    """(2, 256, 4, 4) float64: ``suit_estimate`` of a suit holding with (side aces, side tens), for
-    ``kitty_cards`` 0 and ``kitty_size`` (index 0, 1), under the rules of ``code``; cached."""
-    table = _EST.get(code)
-    if table is None:
-        hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
-        rules = SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
-        table = np.zeros((2, 256, 4, 4))
-        for ki, kc in enumerate((0, rules.kitty_size)):
-            for byte in range(256):
-                for aces in range(4):
-                    for tens in range(4):
-                        side = sum(1 << (8 * s + RANK_ACE) for s in range(1, 1 + aces))
-                        side |= sum(1 << (8 * s + RANK_10) for s in range(1, 1 + tens))
-                        table[ki, byte, aces, tens] = suit_estimate(byte | side, 0, rules, kc)
-        _EST[code] = table
-    return table
 
 
 # ----------------------------------------------------------------------------------------------- arrays
@@ -204,7 +130,7 @@ class _Arrays:
     where = staticmethod(np.where)
     low = staticmethod(_low)
     high = staticmethod(_high)
-    SUITS_CARDS, LOW4, FEED_POS, SUIT_MASK = _SUITS_CARDS, _LOW4, _FEED_POS, _SUIT_MASK
+    SUITS_CARDS, LOW4, FEED_POS, SUIT_MASK = _SUITS_CARDS, _LOW4, FEED_POSITIVE, _SUIT_MASK
 
     @staticmethod
     def popcount(x: np.ndarray) -> np.ndarray:
@@ -222,7 +148,7 @@ class _Arrays:
     @staticmethod
     def higher(out: np.ndarray) -> np.ndarray:
         """The cards with an outstanding card of their suit above them."""
-        return (_HIGHER_BYTE[_bytes(out)] << _S8).sum(axis=1)
+        return (HIGHER_BYTE[_bytes(out)] << _S8).sum(axis=1)
 
     @staticmethod
     def bases(trump: np.ndarray, out: Any) -> np.ndarray:
@@ -232,7 +158,7 @@ class _Arrays:
     @staticmethod
     def min_throw(bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
         """The card of ``cards`` with the least ``throw_cost`` (lowest id among equals; none: garbage)."""
-        return (_THROW[bases + _bytes(cards)] + _S8).min(axis=1) & 31
+        return (THROW_KEYS[bases + _bytes(cards)] + _S8).min(axis=1) & 31
 
     @staticmethod
     def card_or_throw(named: np.ndarray, card: Any, bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
@@ -242,13 +168,13 @@ class _Arrays:
     @staticmethod
     def max_feed(bases: np.ndarray, cards: np.ndarray) -> np.ndarray:
         """The card of ``cards`` with the greatest ``feed_value`` (the lowest id among equals)."""
-        k = _FEED[bases + _bytes(cards)]
+        k = FEED_KEYS[bases + _bytes(cards)]
         return 31 - (((k + (24 - _S8)) | (k >> 63)).max(axis=1) & 31)  # k = -1 (no card) stays negative
 
     @staticmethod
     def min_keep(hand: np.ndarray, cards: np.ndarray) -> np.ndarray:
         """The card of ``cards`` with the least ``keep_value`` in ``hand``."""
-        return (_KEEP[(_bytes(hand) << 8) + _bytes(cards)] + _S8).min(axis=1) & 31
+        return (KEEP_KEYS[(_bytes(hand) << 8) + _bytes(cards)] + _S8).min(axis=1) & 31
 
     @staticmethod
     def side_key(side: np.ndarray) -> np.ndarray:
@@ -271,12 +197,12 @@ class _Arrays:
         side_tens = tens.sum(axis=1, keepdims=True) - tens
         c0 = int(code[0])
         if (code == c0).all():
-            est = _estimates(c0)[kitty][byte, side_aces, side_tens]
+            est = estimate_table(c0)[kitty][byte, side_aces, side_tens]
         else:
             est = np.empty(byte.shape)
             for c in np.unique(code).tolist():
                 sel = code == c
-                est[sel] = _estimates(c)[kitty][byte[sel], side_aces[sel], side_tens[sel]]
+                est[sel] = estimate_table(c)[kitty][byte[sel], side_aces[sel], side_tens[sel]]
         masked = np.where((suits[:, None] >> _S) & 1 == 1, est, -np.inf)
         suit = 3 - np.argmax(masked[:, ::-1], axis=1)
         return masked[np.arange(est.shape[0]), suit], suit
@@ -310,33 +236,16 @@ def _ihigh(x: int) -> int:
     return x.bit_length() - 1
 
 
-_THROW_I, _FEED_I, _KEEP_I = (array("q", t.tolist()) for t in (_THROW, _FEED, _KEEP))
-_HIGHER_I, _HIGH_RANK_I, _GV_I = (array("q", t.tolist()) for t in (_HIGHER_BYTE, _HIGH_RANK, _GV))
+_THROW_I, _FEED_I, _KEEP_I = (array("q", t.tolist()) for t in (THROW_KEYS, FEED_KEYS, KEEP_KEYS))
+_HIGHER_I, _HIGH_RANK_I, _GV_I = (array("q", t.tolist()) for t in (HIGHER_BYTE, _HIGH_RANK, _GV))
 # TRICK_KEYS[trump][led], each by card id with 32..40 (no card) keyed 0
 _TRICK_KEYS_I = tuple(tuple(keys + (0,) * 9 for keys in by_led) for by_led in TRICK_KEYS)
-
-
-_EST_ONE: dict[int, float] = {}
-
-
-def _estimate_one(code: int, kitty: int, byte: int, aces: int, tens: int) -> float:
-    """One entry of ``_estimates(code)`` (computed as the table computes it, on first use: one lane does
-    not build the whole table)."""
-    key = (((code << 1 | kitty) << 8 | byte) << 2 | aces) << 2 | tens
-    e = _EST_ONE.get(key)
-    if e is None:
-        hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
-        rules = SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
-        side = sum(1 << (8 * s + RANK_ACE) for s in range(1, 1 + aces))
-        side |= sum(1 << (8 * s + RANK_10) for s in range(1, 1 + tens))
-        e = _EST_ONE[key] = suit_estimate(byte | side, 0, rules, rules.kitty_size if kitty else 0)
-    return e
 
 
 class _Ints:
     """The rules' steps on the Python ints and bools of one row."""
 
-    SUITS_CARDS, LOW4, FEED_POS, SUIT_MASK = (t.tolist() for t in (_SUITS_CARDS, _LOW4, _FEED_POS,
+    SUITS_CARDS, LOW4, FEED_POS, SUIT_MASK = (t.tolist() for t in (_SUITS_CARDS, _LOW4, FEED_POSITIVE,
                                                                    _SUIT_MASK))
     low = staticmethod(_ilow)
     high = staticmethod(_ihigh)
@@ -361,29 +270,31 @@ class _Ints:
                 | _HIGHER_I[out >> 24 & 255] << 24)
 
     @staticmethod
-    def bases(trump: int, out: int) -> tuple[int, int, int, int]:
-        return ((trump == 0) << 16 | (out & 255) << 8, (trump == 1) << 16 | (out >> 8 & 255) << 8,
-                (trump == 2) << 16 | (out >> 16 & 255) << 8, (trump == 3) << 16 | (out >> 24 & 255) << 8)
+    def bases(trump: int, out: int) -> tuple[int, int]:
+        """(trump, out): the table bases are computed where a choice needs them."""
+        return trump, out
 
     @staticmethod
-    def min_throw(bases: tuple[int, int, int, int], cards: int) -> int:
+    def min_throw(bases: tuple[int, int], cards: int) -> int:
+        trump, out = bases
         t = _THROW_I
-        return min(t[bases[0] + (cards & 255)], t[bases[1] + (cards >> 8 & 255)] + 8,
-                   t[bases[2] + (cards >> 16 & 255)] + 16, t[bases[3] + (cards >> 24 & 255)] + 24) & 31
+        return min(t[((trump == 0) << 16 | (out & 255) << 8) + (cards & 255)],
+                   t[((trump == 1) << 16 | (out >> 8 & 255) << 8) + (cards >> 8 & 255)] + 8,
+                   t[((trump == 2) << 16 | (out >> 16 & 255) << 8) + (cards >> 16 & 255)] + 16,
+                   t[((trump == 3) << 16 | (out >> 24 & 255) << 8) + (cards >> 24 & 255)] + 24) & 31
 
     @staticmethod
-    def card_or_throw(named: bool, card: int, bases: tuple[int, int, int, int], cards: int) -> int:
-        if named:
-            return card
-        t = _THROW_I
-        return min(t[bases[0] + (cards & 255)], t[bases[1] + (cards >> 8 & 255)] + 8,
-                   t[bases[2] + (cards >> 16 & 255)] + 16, t[bases[3] + (cards >> 24 & 255)] + 24) & 31
+    def card_or_throw(named: bool, card: int, bases: tuple[int, int], cards: int) -> int:
+        return card if named else _Ints.min_throw(bases, cards)
 
     @staticmethod
-    def max_feed(bases: tuple[int, int, int, int], cards: int) -> int:
+    def max_feed(bases: tuple[int, int], cards: int) -> int:
+        trump, out = bases
         t = _FEED_I
-        k0, k1 = t[bases[0] + (cards & 255)], t[bases[1] + (cards >> 8 & 255)]
-        k2, k3 = t[bases[2] + (cards >> 16 & 255)], t[bases[3] + (cards >> 24 & 255)]
+        k0 = t[((trump == 0) << 16 | (out & 255) << 8) + (cards & 255)]
+        k1 = t[((trump == 1) << 16 | (out >> 8 & 255) << 8) + (cards >> 8 & 255)]
+        k2 = t[((trump == 2) << 16 | (out >> 16 & 255) << 8) + (cards >> 16 & 255)]
+        k3 = t[((trump == 3) << 16 | (out >> 24 & 255) << 8) + (cards >> 24 & 255)]
         best = max(k0 + 24 if k0 >= 0 else -1, k1 + 16 if k1 >= 0 else -1, k2 + 8 if k2 >= 0 else -1, k3)
         return 31 - (best & 31)
 
@@ -409,7 +320,7 @@ class _Ints:
         best, suit = -math.inf, -1
         for s in _SUITS:
             if suits >> s & 1:
-                e = _estimate_one(code, kitty, hand >> 8 * s & 255, n_aces - aces[s], n_tens - tens[s])
+                e = estimate(code, kitty, hand >> 8 * s & 255, n_aces - aces[s], n_tens - tens[s])
                 if e >= best:  # ties: the higher suit
                     best, suit = e, s
         return best, suit
@@ -465,12 +376,11 @@ def _discard_rule(ops: Any, f: Any, legal: Any) -> Any:
     return DISCARD_ACTION_BASE + ops.where(all_trump, shed, ops.min_keep(hand, legal))
 
 
-def _trump_lead(ops: Any, cards: Any, higher: Any) -> tuple[Any, Any]:
-    """(the lead from the trumps ``cards`` (non-empty), the top one): the top trump when no outstanding trump
-    is above it, else a low trump that carries no points (the ten and the jack kept back)."""
-    top = ops.high(cards)
+def _low_trump(ops: Any, cards: Any) -> Any:
+    """The lowest of the trumps ``cards`` that carries no points (the ten and the jack kept back), else the
+    lowest."""
     plain = cards & ~_TENS_JACKS
-    return ops.where((higher >> top) & 1 == 1, ops.low(ops.where(plain != 0, plain, cards)), top), top
+    return ops.low(ops.where(plain != 0, plain, cards))
 
 
 def _play_rule(ops: Any, f: Any, legal: Any, code: Any) -> Any:
@@ -504,15 +414,19 @@ def _lead_rule(ops: Any, f: Any, legal: Any, code: Any, out: Any, higher: Any, t
     has = my != 0
     card, named = 0, lead & False
     if ops.any(lead & has):
-        tcol = trump * (trump > 0)
-        trump_lead, top = _trump_lead(ops, my | (has ^ True), higher)  # (rows without trumps: garbage)
+        mine = my | (has ^ True)  # (rows without trumps: garbage)
+        top = ops.high(mine)
+        top_beaten = (higher >> top) & 1 == 1  # an outstanding trump is above our top one
         c1 = lead & has & ((legal & ~tmask) == 0)  # only trumps
+        tcol = trump * (trump > 0)
         opp_trump_void = (voids >> 4 + tcol) & (voids >> 12 + tcol) & 1 == 1
         pull = lead & (c1 ^ True) & has & out_trumps & (opp_trump_void ^ True)
-        top_boss = pull & ((higher >> top) & 1 == 0)  # we hold the top outstanding trump: pull trump
+        top_boss = pull & (top_beaten ^ True)  # we hold the top outstanding trump: pull trump
         we_bid = (f[_F_BIDDER] & 0b0101) != 0  # rel seat 0 or 2
         c3 = pull & (top_boss ^ True) & we_bid & (ops.popcount(my) >= 3)
-        card = ops.where(top_boss, top, trump_lead)
+        # the trump lead of c1 and c3: the top trump if no outstanding one beats it, else a low one
+        low = (c1 | c3) & top_beaten
+        card = ops.where(low, _low_trump(ops, mine), top) if ops.any(low) else top
         named = c1 | top_boss | c3
     undecided = lead & (named ^ True) & (trump >= 0)
     if ops.any(undecided):
@@ -526,8 +440,9 @@ def _lead_rule(ops: Any, f: Any, legal: Any, code: Any, out: Any, higher: Any, t
     no_trump = lead & (trump < 0)  # R10 with kitty_size 0: the bidder's first lead names trump
     if ops.any(no_trump):
         _, suit = ops.best_suit(f[_F_HAND], code, 0, ops.suit_set(legal))
-        named_card, _ = _trump_lead(ops, legal & suit_mask(suit), higher)
-        card = ops.where(no_trump, named_card, card)
+        cards = legal & suit_mask(suit)
+        top = ops.high(cards)
+        card = ops.where(no_trump, ops.where((higher >> top) & 1 == 1, _low_trump(ops, cards), top), card)
         named = named | no_trump
     return card, named
 
@@ -662,7 +577,7 @@ class BatchedHeuristicAgent:
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
         _check_start(self.name, seat, rules, rng)
         code = rules_code(rules)
-        _estimates(code)  # build the tables now, not in the middle of a batch
+        estimate_table(code)  # build the tables now, not in the middle of a batch
         self._slots.set(slot, code, code)
 
     def close(self) -> None:

@@ -1,18 +1,20 @@
 """The heuristic's numbers (:mod:`smear_env.agents.heuristic` describes the player that uses them): the
 estimate of a hand's points with a suit as trump (bidding, trump, the lead that names trump), how much the
 bidder wants to keep a side card (discards), what a card costs to throw away, and what it is worth to feed
-a partner who wins the trick. The tuned constants live here too. The batched implementation
-(:mod:`smear_env.agents.heuristic_batched`) tabulates these functions; nothing else calls them per
-decision."""
+a partner who wins the trick. The tuned constants live here too, and the tables of these functions that
+the implementation (:mod:`smear_env.agents.heuristic_batched`) looks its choices up in."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..cards import NUM_SUITS, RANK_7, RANK_10, RANK_ACE, RANK_JACK, RANK_KING, SUIT_MASKS
-from ..config import HIGH_LOW_ACE_SEVEN, SmearRules
+from ..config import HIGH_LOW_ACE_SEVEN, HIGH_LOW_VALUES, KITTY_SIZE_VALUES, SmearRules
 from ..rules import RANK_GAME_VALUE
 
 __all__ = ["suit_estimate", "best_suit", "keep_value", "throw_cost", "feed_value", "BID_MARGIN",
-           "MIN_ESTIMATE", "STUCK_EXTRA", "JACK_WEIGHT"]
+           "MIN_ESTIMATE", "STUCK_EXTRA", "JACK_WEIGHT", "HIGHER_BYTE", "THROW_KEYS", "FEED_KEYS",
+           "FEED_POSITIVE", "KEEP_KEYS", "rules_code", "estimate_table", "estimate"]
 
 # The three other players hold 18 of the 26 cards an observer has not seen at the deal; the partner 6,
 # the opponents 12, the stock 8.
@@ -141,3 +143,103 @@ def feed_value(c: int, trump: int, outstanding: int) -> float:
     if r == RANK_10:
         return value
     return value - 2.5  # K/Q/J: only worth feeding when there is nothing better
+
+
+# ----------------------------------------------------------------------------------------------- tables
+_I = np.int64
+_BIG = 1 << 40
+HIGHER_BYTE = np.array([sum(1 << r for r in range(8) if b >> (r + 1)) for b in range(256)], dtype=_I)
+"""By a suit holding (byte): the ranks with a higher card of the byte."""
+
+
+def _ordinals(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the distinct values (equal values get equal ranks; order kept)."""
+    return np.searchsorted(np.unique(values), values).astype(_I)
+
+
+def _card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The heuristic's per-card values as ordinals (:mod:`smear_env.agents.heuristic_batched` says why),
+    then per suit:
+
+    * ``throw[t, out, cand]``: least ``ord * 32 + rank`` of ``throw_cost`` over the ranks in ``cand``
+      (t: the suit is trump; ``out``: its outstanding cards, which decide whether a card is boss);
+    * ``feed[t, out, cand]``: greatest ``ord * 32 + 7 - rank`` of ``feed_value``, and
+      ``feed_pos[t, r, boss]`` whether that value is > 0;
+    * ``keep[hold, cand]``: least ``ord * 32 + rank`` of ``keep_value`` (``hold``: the suit's holding).
+
+    Empty ``cand``: ``_BIG`` for a least, -1 for a greatest."""
+    throw = np.zeros((2, 8, 2))
+    feed = np.zeros((2, 8, 2))
+    for t in (0, 1):
+        trump = 0 if t else 1  # the card below is of suit 0
+        for r in range(8):
+            for boss in (0, 1):
+                out = 0 if boss or r == 7 else 1 << 7  # the ace of suit 0 is above it (an ace is boss)
+                throw[t, r, boss] = throw_cost(r, trump, out)
+                feed[t, r, boss] = feed_value(r, trump, out)
+    throw_ord = _ordinals(throw.ravel()).reshape(2, 8, 2)
+    feed_ord = _ordinals(feed.ravel()).reshape(2, 8, 2)
+    keep = np.full((8, 256), np.inf)
+    for r in range(8):
+        for hold in range(256):
+            if hold >> r & 1:
+                keep[r, hold] = keep_value(r, hold)
+    keep_ord = _ordinals(keep.ravel()).reshape(8, 256)
+    ranks = np.arange(8)
+    cand_bits = (np.arange(256)[:, None] >> ranks[None, :]) & 1 == 1  # (cand, rank)
+    boss = (HIGHER_BYTE[:, None] >> ranks[None, :]) & 1 == 0  # (out, rank)
+    throw_tbl = np.empty((2, 256, 256), dtype=_I)
+    feed_tbl = np.empty((2, 256, 256), dtype=_I)
+    for t in (0, 1):
+        tk = throw_ord[t][ranks[None, :], boss.astype(_I)] * 32 + ranks[None, :]  # (out, rank)
+        throw_tbl[t] = np.where(cand_bits[None, :, :], tk[:, None, :], _BIG).min(axis=2)
+        fk = feed_ord[t][ranks[None, :], boss.astype(_I)] * 32 + 7 - ranks[None, :]
+        feed_tbl[t] = np.where(cand_bits[None, :, :], fk[:, None, :], -1).max(axis=2)
+    kk = keep_ord.T * 32 + ranks[None, :]  # (hold, rank)
+    keep_tbl = np.where(cand_bits[None, :, :], kk[:, None, :], _BIG).min(axis=2)
+    return throw_tbl.ravel(), feed_tbl.ravel(), (feed > 0).ravel(), keep_tbl.ravel()
+
+
+THROW_KEYS, FEED_KEYS, FEED_POSITIVE, KEEP_KEYS = _card_tables()
+"""The tables of :func:`_card_tables`, flat: ``THROW_KEYS[(t * 256 + out) * 256 + cand]``, ``FEED_KEYS``
+alike, ``KEEP_KEYS[hold * 256 + cand]``, ``FEED_POSITIVE[t * 16 + rank * 2 + boss]``."""
+_EST: dict[int, np.ndarray] = {}
+_EST_ONE: dict[int, float] = {}
+
+
+def rules_code(rules: SmearRules) -> int:
+    """The number of the rule options the heuristic depends on (``high_low``, ``kitty_size``)."""
+    return HIGH_LOW_VALUES.index(rules.high_low) * len(KITTY_SIZE_VALUES) + rules.kitty_size
+
+
+def estimate_table(code: int) -> np.ndarray:
+    """(2, 256, 4, 4) float64: ``suit_estimate`` of a suit holding with (side aces, side tens), for
+    ``kitty_cards`` 0 and ``kitty_size`` (index 0, 1), under the rules of ``code``; cached."""
+    table = _EST.get(code)
+    if table is None:
+        hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
+        rules = SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
+        table = np.zeros((2, 256, 4, 4))
+        for ki, kc in enumerate((0, rules.kitty_size)):
+            for byte in range(256):
+                for aces in range(4):
+                    for tens in range(4):
+                        side = sum(1 << (8 * s + RANK_ACE) for s in range(1, 1 + aces))
+                        side |= sum(1 << (8 * s + RANK_10) for s in range(1, 1 + tens))
+                        table[ki, byte, aces, tens] = suit_estimate(byte | side, 0, rules, kc)
+        _EST[code] = table
+    return table
+
+
+def estimate(code: int, kitty: int, byte: int, aces: int, tens: int) -> float:
+    """``estimate_table(code)[kitty, byte, aces, tens]``, computed as the table computes it, on first use
+    (one row at a time does not build the whole table)."""
+    key = (((code << 1 | kitty) << 8 | byte) << 2 | aces) << 2 | tens
+    e = _EST_ONE.get(key)
+    if e is None:
+        hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
+        rules = SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
+        side = sum(1 << (8 * s + RANK_ACE) for s in range(1, 1 + aces))
+        side |= sum(1 << (8 * s + RANK_10) for s in range(1, 1 + tens))
+        e = _EST_ONE[key] = suit_estimate(byte | side, 0, rules, rules.kitty_size if kitty else 0)
+    return e
