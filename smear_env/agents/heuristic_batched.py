@@ -39,7 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE
+from ..actions import (
+    DISCARD_ACTION_BASE,
+    MAX_BID,
+    MIN_BID,
+    NUM_ACTIONS,
+    PLAY_ACTION_BASE,
+    TRUMP_ACTION_BASE,
+)
 from ..cards import NUM_CARDS, RANK_10, RANK_ACE, RANK_JACK
 from ..config import SmearRules
 from ..infoset import PlayerView
@@ -278,6 +285,9 @@ class _Ints:
     def min_throw(bases: tuple[int, int], cards: int) -> int:
         trump, out = bases
         t = _THROW_I
+        s = ((cards & -cards).bit_length() - 1) >> 3
+        if cards and cards >> 8 * s < 256:  # one suit (a follower's usual case): one lookup
+            return t[((trump == s) << 16 | (out >> 8 * s & 255) << 8) + (cards >> 8 * s)] + 8 * s & 31
         return min(t[((trump == 0) << 16 | (out & 255) << 8) + (cards & 255)],
                    t[((trump == 1) << 16 | (out >> 8 & 255) << 8) + (cards >> 8 & 255)] + 8,
                    t[((trump == 2) << 16 | (out >> 16 & 255) << 8) + (cards >> 16 & 255)] + 16,
@@ -291,6 +301,9 @@ class _Ints:
     def max_feed(bases: tuple[int, int], cards: int) -> int:
         trump, out = bases
         t = _FEED_I
+        s = ((cards & -cards).bit_length() - 1) >> 3
+        if cards and cards >> 8 * s < 256:  # one suit: the greatest key is the card
+            return 8 * s + 7 - (t[((trump == s) << 16 | (out >> 8 * s & 255) << 8) + (cards >> 8 * s)] & 7)
         k0 = t[((trump == 0) << 16 | (out & 255) << 8) + (cards & 255)]
         k1 = t[((trump == 1) << 16 | (out >> 8 & 255) << 8) + (cards >> 8 & 255)]
         k2 = t[((trump == 2) << 16 | (out >> 16 & 255) << 8) + (cards >> 16 & 255)]
@@ -510,6 +523,10 @@ def observation_fields(observation: np.ndarray) -> list[int]:
     return [(bits >> o) & m for o, m in _FIELD_SHIFTS]
 
 
+# a seat's bid (None: not acted, 0: pass, MIN_BID..MAX_BID) -> its bid state (0 not acted, 1 pass, 2.. bids)
+_BID_STATE = {None: 0, 0: 1, **{b: 2 + b - MIN_BID for b in range(MIN_BID, MAX_BID + 1)}}
+
+
 def view_fields(view: PlayerView) -> list[int]:
     """The :data:`FIELDS` of an observer-relative view (what ``observation_fields`` gives for its
     encoding)."""
@@ -518,9 +535,8 @@ def view_fields(view: PlayerView) -> list[int]:
     if leader is not None:
         for i, c in enumerate(view.trick):
             trick[(leader + i) & 3] = 1 << c
-    bids = 0
-    for r, b in enumerate(view.bids):
-        bids |= 1 << (NUM_BID_STATES * r + (0 if b is None else 1 if b == 0 else b))
+    b, n = [_BID_STATE[x] for x in view.bids], NUM_BID_STATES
+    bids = 1 << b[0] | 1 << n + b[1] | 1 << 2 * n + b[2] | 1 << 3 * n + b[3]
     v, bidder, trump = view.voids, view.bidder, view.trump
     return [view.hand, view.kitty, view.discards, *view.played_by, *trick, bids,
             0 if bidder is None else 1 << bidder, 0 if trump is None else 1 << trump,
