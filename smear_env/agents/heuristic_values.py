@@ -6,6 +6,8 @@ the implementation (:mod:`smear_env.agents.heuristic_batched`) looks its choices
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..cards import NUM_SUITS, RANK_7, RANK_10, RANK_ACE, RANK_JACK, RANK_KING, SUIT_MASKS
@@ -212,13 +214,19 @@ def rules_code(rules: SmearRules) -> int:
     return HIGH_LOW_VALUES.index(rules.high_low) * len(KITTY_SIZE_VALUES) + rules.kitty_size
 
 
+@functools.cache
+def _rules_of(code: int) -> SmearRules:
+    """Rules with the options of ``code`` (the others default: the estimates do not read them)."""
+    hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
+    return SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
+
+
 def estimate_table(code: int) -> np.ndarray:
     """(2, 256, 4, 4) float64: ``suit_estimate`` of a suit holding with (side aces, side tens), for
     ``kitty_cards`` 0 and ``kitty_size`` (index 0, 1), under the rules of ``code``; cached."""
     table = _EST.get(code)
     if table is None:
-        hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
-        rules = SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
+        rules = _rules_of(code)
         table = np.zeros((2, 256, 4, 4))
         for ki, kc in enumerate((0, rules.kitty_size)):
             for byte in range(256):
@@ -237,8 +245,7 @@ def estimate(code: int, kitty: int, byte: int, aces: int, tens: int) -> float:
     key = (((code << 1 | kitty) << 8 | byte) << 2 | aces) << 2 | tens
     e = _EST_ONE.get(key)
     if e is None:
-        hl, ks = divmod(code, len(KITTY_SIZE_VALUES))
-        rules = SmearRules(kitty_size=KITTY_SIZE_VALUES[ks], high_low=HIGH_LOW_VALUES[hl])
+        rules = _rules_of(code)
         side = sum(1 << (8 * s + RANK_ACE) for s in range(1, 1 + aces))
         side |= sum(1 << (8 * s + RANK_10) for s in range(1, 1 + tens))
         e = _EST_ONE[key] = suit_estimate(byte | side, 0, rules, rules.kitty_size if kitty else 0)
