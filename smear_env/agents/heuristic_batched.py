@@ -243,8 +243,17 @@ def _ihigh(x: int) -> int:
     return x.bit_length() - 1
 
 
-_THROW_I, _FEED_I, _KEEP_I = (array("q", t.tolist()) for t in (THROW_KEYS, FEED_KEYS, KEEP_KEYS))
-_HIGHER_I, _HIGH_RANK_I, _GV_I = (array("q", t.tolist()) for t in (HIGHER_BYTE, _HIGH_RANK, _GV))
+
+
+def _int_table(t: np.ndarray) -> array:
+    """An int64 table as an ``array`` (indexing it gives Python ints, for the one-row path)."""
+    a = array("q")
+    a.frombytes(np.ascontiguousarray(t, dtype=np.int64).tobytes())
+    return a
+
+
+_THROW_I, _FEED_I, _KEEP_I = (_int_table(t) for t in (THROW_KEYS, FEED_KEYS, KEEP_KEYS))
+_HIGHER_I, _HIGH_RANK_I, _GV_I = (_int_table(t) for t in (HIGHER_BYTE, _HIGH_RANK, _GV))
 # TRICK_KEYS[trump][led], each by card id with 32..40 (no card) keyed 0
 _TRICK_KEYS_I = tuple(tuple(keys + (0,) * 9 for keys in by_led) for by_led in TRICK_KEYS)
 
