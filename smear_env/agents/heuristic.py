@@ -84,11 +84,14 @@ class HeuristicAgent:
 
     def act_view(self, view: PlayerView) -> int:
         """The action for an observer-relative view (``view_of(game, seat).relative()``)."""
+        actions = view.legal_actions
+        if len(actions) < 2:
+            if not actions:
+                raise ValueError("HeuristicAgent.act: no legal action (is this agent to act?)")
+            return actions[0]
         legal = 0
-        for a in view.legal_actions:
+        for a in actions:
             legal |= 1 << a
-        if legal & (legal - 1) == 0:
-            return self._only(legal)
         return choose(view_fields(view), legal, self._code, self.bid_margin, self.min_estimate)
 
     @staticmethod
