@@ -1,8 +1,8 @@
-"""The heuristic's decisions against a recording: ``tests/heuristic_decisions.json`` holds the actions the
-per-seat ``HeuristicAgent`` (the rule-by-rule implementation it had before it became an adapter over the
-batched one) chose for every lane of every step of seeded ``VectorGame`` runs under several rule options,
-driven by random play, by the heuristic itself, and (``dealer_must_bid``) by passing. The batched agent
-and the per-seat adapter (``act`` and ``act_view``) must choose the same actions on the same states."""
+"""The heuristic's decisions against a recording: ``tests/heuristic_decisions.json`` holds the actions that a
+separate, rule-by-rule per-seat implementation of the heuristic (``HeuristicAgent`` at commit a87c7e0)
+chose for every lane of every step of seeded ``VectorGame`` runs under several rule options, driven by
+random play, by the heuristic itself, and (``dealer_must_bid``) by passing. The batched agent and the
+per-seat adapter (``act`` and ``act_view``) must choose the same actions on the same states."""
 
 from __future__ import annotations
 

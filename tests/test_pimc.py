@@ -134,7 +134,7 @@ def test_r10_r11_heuristic_plan_is_legal():
 ])
 def test_r10_r11_heuristic_plan_known_answers(kitty, extra, want):
     """Spades with the ace, king and 7; the side tens are banked first (R11, R16), then the side card it
-    keeps least (the answers of the rule-by-rule heuristic this plan came from)."""
+    keeps least (the answers of the rule-by-rule heuristic of commit a87c7e0)."""
     from smear_env.agents.heuristic import heuristic_plan
 
     hand = mask_of(["AS", "KS", "7S", "TH", "7D", "8D", "AC", "9C", "QH"] + extra)

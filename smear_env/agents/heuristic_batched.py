@@ -27,8 +27,8 @@ Every number the heuristic compares comes from :mod:`smear_env.agents.heuristic_
   by the holding and the candidates), so a choice over any card set is four table lookups and a minimum.
 
 The heuristic never draws from a generator. ``tests/test_heuristic_recorded.py`` checks both backends
-against the recorded decisions of the rule-by-rule per-seat implementation on 28,672 lane-steps under six
-rule options; ``tests/test_heuristic.py`` holds known-answer scenarios.
+against decisions recorded from a separate rule-by-rule implementation (28,672 lane-steps under six rule
+options); ``tests/test_heuristic.py`` holds known-answer scenarios.
 """
 
 from __future__ import annotations
