@@ -308,7 +308,9 @@ def _decision_kind(obs: np.ndarray, mask: np.ndarray) -> str:
 
 def _heuristic_on_vector_games(rules: SmearRules, driver: str, lanes: int, steps: int, seed: int) -> dict:
     """Batched heuristic vs HeuristicAgent.act on every lane of every step; returns the decisions with
-    more than one legal action compared, by kind."""
+    more than one legal action compared, by kind. (The two run the same rules on their two backends --
+    numpy arrays of rows, the Python ints of one row -- so these tests check that the backends agree;
+    tests/test_heuristic_recorded.py checks both against recorded decisions.)"""
     from smear_env.agents.heuristic import HeuristicAgent
 
     game = VectorGame(lanes, rules=rules, seed=seed)

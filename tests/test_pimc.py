@@ -115,7 +115,7 @@ def test_r12_r16_one_class_only_when_every_deal_agrees():
 
 
 def test_r10_r11_heuristic_plan_is_legal():
-    from smear_env.agents.pimc import heuristic_plan
+    from smear_env.agents.heuristic import heuristic_plan
 
     rules = SmearRules()
     hand = mask_of(["AS", "KS", "7S", "TH", "7D", "8D", "AC", "9C", "QH"])
@@ -125,6 +125,20 @@ def test_r10_r11_heuristic_plan_is_legal():
     all_trump = mask_of(["AS", "KS", "QS", "JS", "TS", "9S", "8S", "7S", "AH"])
     trump, disc = heuristic_plan(all_trump, rules, [2, 3])
     assert trump == 3 and disc & mask_of(["AH"]) and disc.bit_count() == 3
+
+
+@pytest.mark.parametrize("kitty, extra, want", [
+    (1, ["JH"], (3, ["TH"])),
+    (2, ["JH", "TC"], (3, ["TH", "TC"])),
+    (3, ["JH", "TC", "8S"], (3, ["TH", "TC", "JH"])),
+])
+def test_r10_r11_heuristic_plan_known_answers(kitty, extra, want):
+    """Spades with the ace, king and 7; the side tens are banked first (R11, R16), then the side card it
+    keeps least (the answers of the rule-by-rule heuristic of commit a87c7e0)."""
+    from smear_env.agents.heuristic import heuristic_plan
+
+    hand = mask_of(["AS", "KS", "7S", "TH", "7D", "8D", "AC", "9C", "QH"] + extra)
+    assert heuristic_plan(hand, SmearRules(kitty_size=kitty), [0, 1, 2, 3]) == (want[0], mask_of(want[1]))
 
 
 def test_bad_new_options_named():
@@ -211,3 +225,32 @@ def test_r6_r8_bid_modes_bound_the_heuristics_bid():
             n += 1
             g.apply(h)
     assert n == 46 and raised == 3  # the search raised (or opened) the heuristic's bid 3 times here
+
+
+@pytest.mark.parametrize("kitty, want", [
+    (0, {0: 0.0, 1: 1.5, 2: 0.5, 3: -1.0}),
+    (2, {0: 0.0, 1: -4 / 3, 2: -3.5, 3: -13 / 3}),
+])
+def test_r6_r17_hint_bid_values_are_pimc_bid_samples(kitty, want):
+    """The web hints value a bid with pimc's own bid estimate (one function, bid_sample): the mean over
+    samples of contract_change(pB, b) - pD, a pass 0 (known answers of a seeded deal; scale 0.5: 6
+    samples)."""
+    from smear_env.agents.pimc import bid_sample
+    from smear_env.core.rules import contract_change
+    from smear_env.engine.decoding import decode
+    from smear_env.engine.game import Game
+    from smear_env.engine.observation import observe
+    from smear_env.play.hints import PLAN_NODE_CAP, move_values
+
+    rules = SmearRules(kitty_size=kitty)
+    game = Game(rules, seed=np.random.default_rng(11))
+    seat = game.current_player
+    got = move_values(game, seat, np.random.default_rng(5), scale=0.5)
+    assert got == pytest.approx(want)
+    o = observe(game, seat)
+    view = decode(o["observation"], np.asarray(o["action_mask"]))
+    rng = np.random.default_rng(5)
+    samples = [bid_sample(view, rules, rng, PLAN_NODE_CAP) for _ in range(6)]
+    for a in (1, 2, 3):  # bid 2, 3, 4
+        worth = [contract_change(pb, a + 1, rules) - pd for pb, pd in samples]
+        assert got[a] == pytest.approx(np.mean(worth))

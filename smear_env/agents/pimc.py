@@ -12,7 +12,8 @@ difference (own team's score change minus the other team's).
   :func:`smear_env.agents.solver.solve`: exact below the cap, estimated beyond it).
 * Bidding (R6-R8): ``bid_samples`` samples (a fixed count, no time budget: bidding decides most of the
   hand's value), each solved as if it were the bidder: a kitty drawn from the sampled stock (R9), the
-  trump and discards the baseline heuristic would choose (R10, R11; :func:`heuristic_plan`), then one
+  trump and discards the baseline heuristic would choose (R10, R11;
+  :func:`~smear_env.agents.heuristic.heuristic_plan`), then one
   solve (cap ``bid_node_cap``) of the whole hand with objective "bidder team's points" -> pB, and pD taken
   as the other points in play. A bid b is worth ``(pB if pB >= b else -b) - pD`` (R17) on average; it bids
   the *highest* legal bid worth more than ``bid_threshold`` (a higher bid also shuts the opponents out of
@@ -57,7 +58,6 @@ without the timer.
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -73,11 +73,11 @@ from ..core.actions import (
 )
 from ..core.cards import RANK_ACE, RANK_JACK, SUIT_MASKS, cards_of
 from ..core.config import SmearRules
-from ..core.rules import RANK_GAME_VALUE, contract_change, contract_made, discard_pool, points_out_of_play
+from ..core.rules import RANK_GAME_VALUE, contract_change, contract_made, points_out_of_play
 from ..engine.decoding import decode
 from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP
 from ..engine.infoset import PlayerView, sample_hidden
-from .heuristic import HeuristicAgent, best_suit
+from .heuristic import HeuristicAgent, heuristic_plan
 from .solver import SolverState, rank_representatives, solve, solve_all_moves
 
 # Defaults (see benchmarks/pimc_speed.py for the per-decision times they give): samples per card-play /
@@ -112,22 +112,6 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def heuristic_plan(hand: int, rules: SmearRules, suits: list[int]) -> tuple[int, int]:
-    """The baseline heuristic's (trump, discard set) for ``hand`` (R10, R11): a candidate of the sampled
-    trump/discard evaluation."""
-
-    _, trump = best_suit(hand, rules, 0, tuple(suits))
-    h = HeuristicAgent(rules)
-    disc = 0
-    left = hand
-    for _ in range(rules.kitty_size):
-        legal = tuple(DISCARD_ACTION_BASE + c for c in cards_of(discard_pool(left, trump)))  # R11
-        c = h._discard(SimpleNamespace(hand=left, trump=trump), legal) - DISCARD_ACTION_BASE
-        disc |= 1 << c
-        left &= ~(1 << c)
-    return trump, disc
-
-
 def _one_class(view: PlayerView, cards: list[int]) -> int | None:
     """The single representative when every card in ``cards`` (the legal plays) is equivalent in every deal
     consistent with ``view``, else None. Cards of one suit are equivalent (R12 trick-winning power) when no
@@ -154,6 +138,48 @@ def _one_class(view: PlayerView, cards: list[int]) -> int | None:
 def bidder_points(pb: int, pd: int) -> float:
     """Objective for bid estimates: the bidder team's points (its opponents minimise them)."""
     return pb
+
+
+def first_lead_state(hands: tuple[int, ...], trump: int, contract: int, discards: int, rules: SmearRules
+                     ) -> SolverState:
+    """The solver state of a hand at its first lead, the bidder (seat 0) to lead with ``hands`` by seat,
+    ``trump`` (-1: the first lead names it, R10 with kitty 0), the bidder's ``discards`` (R11, R16)."""
+    return SolverState(hands=hands, trump=trump, to_move=0, bidder=0, contract=contract,  # type: ignore[arg-type]
+                       discards=discards, rules=rules, first_lead=True)
+
+
+def bid_sample(view: PlayerView, rules: SmearRules, rng: np.random.Generator, node_cap: int | None,
+               heuristic_trump: bool = True) -> tuple[int, int]:
+    """One sample of what the seat of ``view`` (bidding) would make as the bidder: ``(pB, pD)``.
+
+    A deal consistent with the view is drawn (:func:`~smear_env.engine.infoset.sample_hidden`), then a kitty
+    of ``kitty_size`` cards from its stock (R9); the seat names trump and discards as the baseline heuristic
+    would (:func:`~smear_env.agents.heuristic.heuristic_plan`; ``heuristic_trump=False``: the suit of
+    greatest :func:`trump_strength` and :func:`greedy_discards`), kitty 0: the first lead names trump (R10).
+    One solve of the whole hand (cap ``node_cap``) with objective "bidder team's points" gives pB; pD is
+    the other points in play (an approximation), less those no card in play can win. A bid b is then worth
+    about ``contract_change(pB, b) - pD`` (R17)."""
+    k = view.kitty_size
+    deal = sample_hidden(view, rng)
+    stock = cards_of(deal.stock)
+    kitty = 0
+    if k:
+        for i in rng.permutation(len(stock))[:k]:
+            kitty |= 1 << stock[int(i)]
+    hand = view.hand | kitty
+    suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
+    if k and heuristic_trump:
+        trump, disc = heuristic_plan(hand, rules, suits)
+    elif k:
+        trump = max(suits, key=lambda s: (trump_strength(hand, s), -s))
+        disc = greedy_discards(hand, trump, k)
+    else:
+        trump, disc = -1, 0  # R10, kitty 0: the solver picks the lead that names trump
+    hand &= ~disc
+    hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
+    pb = int(solve(first_lead_state(hands, trump, MAX_BID, disc, rules), bidder_points, node_cap=node_cap))
+    in_play = hands[0] | hands[1] | hands[2] | hands[3]
+    return pb, 4 - pb - points_out_of_play(in_play, trump, rules)
 
 
 def trump_strength(hand: int, suit: int) -> float:
@@ -279,7 +305,6 @@ class PimcAgent:
         self.switch_frac = float(switch_frac)
         self.bid_mode = bid_mode
         self.trump_margin = None if trump_margin is None else float(trump_margin)
-
         self._heur = HeuristicAgent(self.rules)  # the default policy the search corrects
         self._plan = 0
         self.seat = 0
@@ -341,26 +366,13 @@ class PimcAgent:
                 return
             yield i
 
-    def _first_lead_state(self, hands: tuple[int, ...], trump: int, contract: int, discards: int
-                          ) -> SolverState:
-        return SolverState(
-            hands=hands,  # type: ignore[arg-type]
-            trump=trump,
-            to_move=0,
-            bidder=0,
-            contract=contract,
-            discards=discards,
-            rules=self.rules,
-            first_lead=True,
-        )
-
     # ------------------------------------------------------------------ card play (R12)
     def _play(self, view: PlayerView, legal: list[int]) -> int:
         assert view.bidder is not None and view.contract is not None
         cards = [a - PLAY_ACTION_BASE for a in legal]
         default = None
         if self.switch_margin is not None:
-            default = self._heur._choose(view, tuple(legal)) - PLAY_ACTION_BASE
+            default = self._heur.act_view(view) - PLAY_ACTION_BASE
         only = _one_class(view, cards)
         if only is not None:  # every legal card is equivalent in every deal: no search
             return PLAY_ACTION_BASE + (only if default is None else default)
@@ -401,44 +413,21 @@ class PimcAgent:
     # ------------------------------------------------------------------ bidding (R6-R8)
     def _bid(self, view: PlayerView, legal: list[int]) -> int:
         if self.bid_mode == "heuristic":
-            return self._heur._choose(view, tuple(legal))
+            return self._heur.act_view(view)
         a = self._pimc_bid(view, legal)
         if self.bid_mode == "pimc":
             return a
-        h = self._heur._choose(view, tuple(legal))
+        h = self._heur.act_view(view)
         # action ids: 0 pass < bid 2 < bid 3 < bid 4, so min/max order the bids (R6: any of them is legal)
         return max(a, h) if self.bid_mode == "max" else min(a, h)
 
     def _pimc_bid(self, view: PlayerView, legal: list[int]) -> int:
-        k = view.kitty_size
         bids = [action_bid(a) for a in legal if a != PASS_ACTION]
         worth = dict.fromkeys(bids, 0.0)
         made = dict.fromkeys(bids, 0)
         n = 0
         for _ in self._sample_loop(min_samples=self.bid_samples, samples=self.bid_samples):
-            deal = sample_hidden(view, self._rng)
-            stock = cards_of(deal.stock)
-            kitty = 0
-            if k:
-                for i in self._rng.permutation(len(stock))[:k]:
-                    kitty |= 1 << stock[int(i)]
-            hand = view.hand | kitty
-            suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
-            if k and self.heuristic_candidate:
-                trump, disc = heuristic_plan(hand, self.rules, suits)
-                hand &= ~disc
-            elif k:
-                trump = max(suits, key=lambda s: (trump_strength(hand, s), -s))
-                disc = greedy_discards(hand, trump, k)
-                hand &= ~disc
-            else:
-                trump, disc = -1, 0  # R10, kitty 0: the solver picks the lead that names trump
-            hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
-            pb = int(solve(self._first_lead_state(hands, trump, MAX_BID, disc), bidder_points,
-                           node_cap=self.bid_node_cap))
-            # pD: the other points in play (an approximation), less those no card in play can win
-            in_play = hands[0] | hands[1] | hands[2] | hands[3]
-            pd = 4 - pb - points_out_of_play(in_play, trump, self.rules)
+            pb, pd = bid_sample(view, self.rules, self._rng, self.bid_node_cap, self.heuristic_candidate)
             for b in bids:
                 # R17, made only with a safety margin
                 worth[b] += contract_change(pb, b, self.rules, made=pb >= b + self.bid_margin) - pd
@@ -479,7 +468,7 @@ class PimcAgent:
                 deal = sample_hidden(view, self._rng)
                 for s, disc in cands:
                     hands = (hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
-                    totals[(s, disc)] += solve(self._first_lead_state(hands, s, view.contract, disc),
+                    totals[(s, disc)] += solve(first_lead_state(hands, s, view.contract, disc, self.rules),
                                                node_cap=self.bid_node_cap)
         best = max(cands, key=lambda sd: totals[sd])  # ties: the first (strongest suit, banking rule)
         if self.trump_margin is not None and self.heuristic_candidate and len(cands) > 1:

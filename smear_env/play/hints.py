@@ -32,21 +32,21 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent
-from ..agents.pimc import bidder_points, greedy_discards, heuristic_plan
+from ..agents.heuristic import heuristic_plan
+from ..agents.pimc import bid_sample, first_lead_state, greedy_discards
 from ..agents.registry import make_agent
 from ..agents.solver import SolverState, solve, solve_all_moves
 from ..core.actions import (
     DISCARD_ACTION_BASE,
-    MAX_BID,
     PASS_ACTION,
     PLAY_ACTION_BASE,
     TRUMP_ACTION_BASE,
     action_bid,
     action_name,
 )
-from ..core.cards import CARD_NAMES, SUIT_MASKS, cards_of
+from ..core.cards import CARD_NAMES, cards_of
 from ..core.config import SmearRules
-from ..core.rules import contract_change, points_out_of_play
+from ..core.rules import contract_change
 from ..engine.decoding import decode
 from ..engine.game import BIDDING, DISCARD, PLAY, TRUMP, Game
 from ..engine.infoset import sample_hidden
@@ -93,12 +93,6 @@ def probabilities_at(agent: Any, game: Game, seat: int) -> dict[int, float] | No
 
 
 # ---------------------------------------------------------------------------------------------- values
-def _first_lead(hands: tuple[int, ...], trump: int, contract: int, discards: int, rules: SmearRules) -> Any:
-    return SolverState(hands=hands, trump=trump, to_move=0, bidder=0, contract=contract,  # type: ignore[arg-type]
-                       discards=discards, rules=rules,
-                       first_lead=True)
-
-
 def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 1.0) -> dict[int, float]:
     """The estimated worth of each legal move of ``seat`` (the seat to act) in ``game``: the mean R17
     hand-score difference for the seat's team over sampled deals consistent with the seat's view (pimc's
@@ -142,23 +136,8 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
     if phase == BIDDING:
         bids = [a for a in legal if a != PASS_ACTION]
         worth = dict.fromkeys(bids, 0.0)
-        k = view.kitty_size
         for _ in range(n(BID_SAMPLES)):
-            deal = sample_hidden(view, rng)
-            stock = cards_of(deal.stock)
-            kitty = 0
-            if k:
-                for i in rng.permutation(len(stock))[:k]:
-                    kitty |= 1 << stock[int(i)]
-            hand = view.hand | kitty
-            suits = [s for s in range(4) if hand & SUIT_MASKS[s]]
-            trump, disc = heuristic_plan(hand, rules, suits) if k else (-1, 0)
-            hand &= ~disc
-            hands = (hand, deal.hands[1], deal.hands[2], deal.hands[3])
-            pb = int(solve(_first_lead(hands, trump, MAX_BID, disc, rules), bidder_points,
-                           node_cap=PLAN_NODE_CAP))
-            in_play = hands[0] | hands[1] | hands[2] | hands[3]
-            pd = 4 - pb - points_out_of_play(in_play, trump, rules)  # the other points in play
+            pb, pd = bid_sample(view, rules, rng, PLAN_NODE_CAP)
             for a in bids:
                 worth[a] += contract_change(pb, action_bid(a), rules) - pd  # R17
         out = {a: w / n(BID_SAMPLES) for a, w in worth.items()}
@@ -174,7 +153,7 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
             deal = sample_hidden(view, rng)
             for a, disc in plans.items():
                 hands = (view.hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
-                totals[a] += solve(_first_lead(hands, a - TRUMP_ACTION_BASE, contract, disc, rules),
+                totals[a] += solve(first_lead_state(hands, a - TRUMP_ACTION_BASE, contract, disc, rules),
                                    node_cap=PLAN_NODE_CAP)
         return {a: t / n(PLAN_SAMPLES) for a, t in totals.items()}
     if phase == DISCARD:
@@ -190,7 +169,7 @@ def move_values(game: Game, seat: int, rng: np.random.Generator, scale: float = 
             deal = sample_hidden(view, rng)
             for a, disc in plans.items():
                 hands = (view.hand & ~disc, deal.hands[1], deal.hands[2], deal.hands[3])
-                totals[a] += solve(_first_lead(hands, view.trump, contract, view.discards | disc, rules),
+                totals[a] += solve(first_lead_state(hands, view.trump, contract, view.discards | disc, rules),
                                    node_cap=PLAN_NODE_CAP)
         return {a: t / n(PLAN_SAMPLES) for a, t in totals.items()}
     return {}  # pragma: no cover - nobody acts in HAND_OVER / GAME_OVER
@@ -223,6 +202,7 @@ class Hinter:
 
     def __init__(self, specs: Sequence[str], rules: SmearRules, seed: int | None = None,
                  values: bool = True, value_scale: float = 1.0) -> None:
+
         self.rules = rules
         self.specs, self.notes = hint_specs(specs, rules)
         self.names = [display_name(s) for s in self.specs]
