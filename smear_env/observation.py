@@ -268,15 +268,16 @@ def feature_parts(s: Any, phase: Any, to_act: Any, dealer: Any, kitty_size: Any,
     t0, t1, t2, t3 = rel(trick)
     v0, v1, v2, v3 = rel(voids)
     w0, w1, _, _ = rel(won)
-    # "& 3" keeps a shift defined where the factor after it is 0 (-1: no seat / no trump / no contract)
+    # "& 3" keeps a shift defined where the factor after it is 0 (-1: no seat / no trump / no contract);
+    # a term's offset is shifted first ((1 << OFFSET) << x), one array operation fewer than 1 << (OFFSET + x)
     return (
-        (1 << phase) | ((1 << (TO_ACT + ((to_act - s) & 3))) * (phase < HAND_OVER))
-        | (1 << (DEALER + ((dealer - s) & 3))) | (1 << (KITTY_SIZE + kitty_size)),
+        (1 << phase) | (((1 << TO_ACT) << ((to_act - s) & 3)) * (phase < HAND_OVER))
+        | ((1 << DEALER) << ((dealer - s) & 3)) | (1 << (KITTY_SIZE + kitty_size)),
         hand,
-        (1 << b0) | (1 << (b1 + NUM_BID_STATES)) | (1 << (b2 + 2 * NUM_BID_STATES))
-        | (1 << (b3 + 3 * NUM_BID_STATES)),
-        (((1 << ((bidder - s) & 3)) | (1 << (CONTRACT - BIDDER + ((high_bid - MIN_BID) & 3)))) * has_bidder)
-        | ((1 << (TRUMP_ - BIDDER + (trump & 3))) * trump_known(trump, is_bidder, card_led)),
+        (1 << b0) | ((1 << NUM_BID_STATES) << b1) | ((1 << 2 * NUM_BID_STATES) << b2)
+        | ((1 << 3 * NUM_BID_STATES) << b3),
+        (((1 << ((bidder - s) & 3)) | ((1 << (CONTRACT - BIDDER)) << ((high_bid - MIN_BID) & 3))) * has_bidder)
+        | (((1 << (TRUMP_ - BIDDER)) << (trump & 3)) * trump_known(trump, is_bidder, card_led)),
         kitty * is_bidder,
         discards * is_bidder,
         p0, p1, p2, p3,
