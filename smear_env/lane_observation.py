@@ -20,12 +20,32 @@ _SEATS = np.arange(NUM_PLAYERS, dtype=_I)
 WORD_PLACES = tuple((off // 64, off % 64, off % 64 + width > 64)
                     for off, width in zip(PART_OFFSETS, PART_WIDTHS, strict=True))
 """(int64 word, shift, whether it runs into the next word) of each word of ``feature_parts``."""
+# pack_words with few lanes: row j of word w is (part << left) >> right -- a part placed in w, the bits
+# of a part in w - 1 that run past bit 63 (>> 64 - shift), or padding (>> 63: 0, the parts are below 2**32)
+_WORD_ROWS = [[(i, sh, 0) for i, (w_, sh, _) in enumerate(WORD_PLACES) if w_ == w]
+              + [(i, 0, 64 - sh) for i, (w_, sh, carry) in enumerate(WORD_PLACES) if carry and w_ + 1 == w]
+              for w in range(8)]
+_ROWS_PER_WORD = max(map(len, _WORD_ROWS))
+_ROW_PART, _ROW_LEFT, _ROW_RIGHT = np.array(
+    [row[j] if j < len(row) else (0, 0, 63) for row in _WORD_ROWS for j in range(_ROWS_PER_WORD)], dtype=_I
+).T[:, :, None]
+_ROW_PART = _ROW_PART[:, 0]
+_GATHER_LANES = 256  # above it the word-by-word loop is faster (its arrays stay small)
 _CARD_BIT = np.array([1 << c for c in range(32)] + [0], dtype=_I)  # card id -> its bit; -1 (none) -> 0
 
 
 def pack_words(parts: tuple[Any, ...], n: int) -> np.ndarray:
     """The words of :func:`~smear_env.observation.feature_parts` on ``(N,)`` arrays as ``(N, 8)`` int64
     words (bit ``i % 64`` of word ``i // 64`` = vector index ``i``)."""
+    if n <= _GATHER_LANES:  # few lanes: every word's rows in one gather, shifted into place, OR-ed
+        rows = np.stack(parts)[_ROW_PART]
+        rows <<= _ROW_LEFT
+        rows >>= _ROW_RIGHT
+        rows = rows.reshape(8, _ROWS_PER_WORD, n)
+        words = rows[:, 0] | rows[:, 1]
+        for j in range(2, _ROWS_PER_WORD):
+            words |= rows[:, j]
+        return np.ascontiguousarray(words.T)
     words = np.zeros((8, n), dtype=_I)  # word-major while assembling: each word one contiguous row
     for (w, sh, carry), v in zip(WORD_PLACES, parts, strict=True):
         words[w] |= v << sh if sh else v

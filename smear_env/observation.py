@@ -276,7 +276,8 @@ def feature_parts(s: Any, phase: Any, to_act: Any, dealer: Any, kitty_size: Any,
         hand,
         (1 << b0) | ((1 << NUM_BID_STATES) << b1) | ((1 << 2 * NUM_BID_STATES) << b2)
         | ((1 << 3 * NUM_BID_STATES) << b3),
-        (((1 << ((bidder - s) & 3)) | ((1 << (CONTRACT - BIDDER)) << ((high_bid - MIN_BID) & 3))) * has_bidder)
+        (((1 << ((bidder - s) & 3)) | ((1 << (CONTRACT - BIDDER)) << ((high_bid - MIN_BID) & 3)))
+         * has_bidder)
         | (((1 << (TRUMP_ - BIDDER)) << (trump & 3)) * trump_known(trump, is_bidder, card_led)),
         kitty * is_bidder,
         discards * is_bidder,
