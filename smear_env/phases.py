@@ -134,7 +134,7 @@ def legal_bits(phase: Any, hand: Any, high_bid: Any, stuck: Any, trump: Any, led
     # each taking the word of its phase's rule through a per-phase mask (0 once the hand is over)
     bits = playable(hand, led, trump, first_lead)
     base = _PHASE_BASE[phase]
-    other = np.flatnonzero(phase != PLAY)
+    other = (phase != PLAY).nonzero()[0]  # (N,): nonzero without flatnonzero's Python layer
     if other.size:
         ph = phase[other]
         h = hand[other]
