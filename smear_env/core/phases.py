@@ -111,6 +111,10 @@ def _play(hand: Any, high_bid: Any, stuck: Any, trump: Any, led: Any, first_lead
 
 PHASE_RULES = ((_bidding, 0), (_trump, 0), (_discard, DISCARD_ACTION_BASE), (_play, PLAY_ACTION_BASE))
 """By phase (BIDDING, TRUMP, DISCARD, PLAY): the function giving the legal bits, and the base action."""
+_PHASE_BASE = np.array([base for _, base in PHASE_RULES] + [0] * (len(Phase) - PLAY - 1), dtype=np.int64)
+"""The base action of each phase (0 once the hand is over), for table lookups."""
+_PHASE_IS = np.eye(len(Phase), dtype=np.int64) * -1
+"""Row ``p``: -1 (every bit) for phase ``p``, 0 for the others."""
 
 
 def legal_bits(phase: Any, hand: Any, high_bid: Any, stuck: Any, trump: Any, led: Any, first_lead: Any
@@ -126,21 +130,18 @@ def legal_bits(phase: Any, hand: Any, high_bid: Any, stuck: Any, trump: Any, led
             return 0, 0
         rule, base = PHASE_RULES[phase]
         return rule(hand, high_bid, stuck, trump, led, first_lead), base
-    # arrays: most lanes play cards, so the play rule runs on every lane and the others overwrite theirs
-    bits = _play(hand, high_bid, stuck, trump, led, first_lead)
-    base = np.full(np.shape(phase), PLAY_ACTION_BASE, dtype=np.int64)
-    other = np.flatnonzero(phase != PLAY)
+    # arrays: most lanes play cards, so the play rule runs on every lane and the others overwrite theirs,
+    # each taking the word of its phase's rule through a per-phase mask (0 once the hand is over)
+    bits = playable(hand, led, trump, first_lead)
+    base = _PHASE_BASE[phase]
+    other = (phase != PLAY).nonzero()[0]  # (N,): nonzero without flatnonzero's Python layer
     if other.size:
         ph = phase[other]
-        sub_stuck = stuck[other] if np.ndim(stuck) else stuck
-        sub = (hand[other], high_bid[other], sub_stuck, trump[other], None, None)  # led: plays only
-        bid, trump_, discard = (rule(*sub) for rule, _ in PHASE_RULES[:PLAY])
-        bits[other] = np.where(ph == BIDDING, bid, np.where(ph == TRUMP, trump_, discard))
-        base[other] = np.where(ph == DISCARD, DISCARD_ACTION_BASE, 0)  # bids and trump: 0
-        over = ph >= HAND_OVER
-        if over.any():  # nobody acts
-            bits[other[over]] = 0
-            base[other[over]] = 0
+        h = hand[other]
+        sub_stuck = stuck[other] if isinstance(stuck, np.ndarray) else stuck
+        bits[other] = ((bid_bits(high_bid[other], sub_stuck) & _PHASE_IS[BIDDING][ph])
+                       | ((suits_held(h) << TRUMP_ACTION_BASE) & _PHASE_IS[TRUMP][ph])
+                       | (discard_pool(h, trump[other]) & _PHASE_IS[DISCARD][ph]))
     return bits, base
 
 

@@ -264,23 +264,30 @@ def feature_parts(s: Any, phase: Any, to_act: Any, dealer: Any, kitty_size: Any,
     t0, t1, t2, t3 = rel(trick)
     v0, v1, v2, v3 = rel(voids)
     w0, w1, _, _ = rel(won)
-    # "& 3" keeps a shift defined where the factor after it is 0 (-1: no seat / no trump / no contract)
+    # "& 3" keeps a shift defined where the factor after it is 0 (-1: no seat / no trump / no contract);
+    # a term's offset is shifted first (_BIT_X << x), one array operation fewer than 1 << (X + x)
     return (
-        (1 << phase) | ((1 << (TO_ACT + ((to_act - s) & 3))) * (phase < HAND_OVER))
-        | (1 << (DEALER + ((dealer - s) & 3))) | (1 << (KITTY_SIZE + kitty_size)),
+        (1 << phase) | ((_BIT_TO_ACT << ((to_act - s) & 3)) * (phase < HAND_OVER))
+        | (_BIT_DEALER << ((dealer - s) & 3)) | (1 << (KITTY_SIZE + kitty_size)),
         hand,
-        (1 << b0) | (1 << (b1 + NUM_BID_STATES)) | (1 << (b2 + 2 * NUM_BID_STATES))
-        | (1 << (b3 + 3 * NUM_BID_STATES)),
-        (((1 << ((bidder - s) & 3)) | (1 << (CONTRACT - BIDDER + ((high_bid - MIN_BID) & 3)))) * has_bidder)
-        | ((1 << (TRUMP_ - BIDDER + (trump & 3))) * trump_known(trump, is_bidder, card_led)),
+        (1 << b0) | (_BIT_BIDS1 << b1) | (_BIT_BIDS2 << b2) | (_BIT_BIDS3 << b3),
+        (((1 << ((bidder - s) & 3)) | (_BIT_CONTRACT << ((high_bid - MIN_BID) & 3))) * has_bidder)
+        | ((_BIT_TRUMP << (trump & 3)) * trump_known(trump, is_bidder, card_led)),
         kitty * is_bidder,
         discards * is_bidder,
         p0, p1, p2, p3,
         w0, w1,
         (1 << ((trick_leader - s) & 3)) * (trick_leader >= 0),
         t0, t1, t2, t3,
-        v0 | (v1 << 4) | (v2 << 8) | (v3 << 12) | (stuck * (1 << (STUCK - VOIDS))),
+        v0 | (v1 << 4) | (v2 << 8) | (v3 << 12) | (stuck * _BIT_STUCK),
     )
+
+
+# bit 0 of a term within its word of feature_parts (word offsets: PHASE, BIDS, BIDDER, VOIDS)
+_BIT_TO_ACT, _BIT_DEALER = 1 << (TO_ACT - PHASE), 1 << (DEALER - PHASE)
+_BIT_BIDS1, _BIT_BIDS2, _BIT_BIDS3 = (1 << (r * NUM_BID_STATES) for r in (1, 2, 3))
+_BIT_CONTRACT, _BIT_TRUMP = 1 << (CONTRACT - BIDDER), 1 << (TRUMP_ - BIDDER)
+_BIT_STUCK = 1 << (STUCK - VOIDS)
 
 
 def write_raw(out: np.ndarray, own: Any, other: Any, target: Any, sizes: Any) -> None:

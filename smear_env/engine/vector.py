@@ -320,7 +320,7 @@ class VectorGame:
         if lanes is not None:
             bits, base = bits[lanes], base[lanes]
         d = a - base
-        ok = (d >= 0) & (d < 32) & (((bits >> np.clip(d, 0, 31)) & 1) == 1)
+        ok = (d >= 0) & (d < 32) & (((bits >> (d & 31)) & 1) == 1)  # d & 31: a defined shift
         if not ok.all():
             row = int(np.flatnonzero(~ok)[0])
             act = int(a[row])
@@ -349,17 +349,17 @@ class VectorGame:
             phase = self.phase
             if self._recorder is not None:
                 self._recorder.decided(self._ar, a)
-            i_play = np.flatnonzero(phase == PLAY)
-            i_bid = np.flatnonzero(phase == BIDDING)
-            i_trump = np.flatnonzero(phase == TRUMP)
-            i_disc = np.flatnonzero(phase == DISCARD)
+            i_play = (phase == PLAY).nonzero()[0]  # of 1-D arrays: flatnonzero without its Python layer
+            i_bid = (phase == BIDDING).nonzero()[0]
+            i_trump = (phase == TRUMP).nonzero()[0]
+            i_disc = (phase == DISCARD).nonzero()[0]
             a_play, a_bid, a_trump, a_disc = a[i_play], a[i_bid], a[i_trump], a[i_disc]
         else:
             phase = self.phase[idx]
             if self._recorder is not None:
                 self._recorder.decided(idx, a)
-            s_play, s_bid = np.flatnonzero(phase == PLAY), np.flatnonzero(phase == BIDDING)
-            s_trump, s_disc = np.flatnonzero(phase == TRUMP), np.flatnonzero(phase == DISCARD)
+            s_play, s_bid = (phase == PLAY).nonzero()[0], (phase == BIDDING).nonzero()[0]
+            s_trump, s_disc = (phase == TRUMP).nonzero()[0], (phase == DISCARD).nonzero()[0]
             i_play, i_bid, i_trump, i_disc = idx[s_play], idx[s_bid], idx[s_trump], idx[s_disc]
             a_play, a_bid, a_trump, a_disc = a[s_play], a[s_bid], a[s_trump], a[s_disc]
         thrown = np.zeros(n, dtype=bool)
@@ -384,12 +384,12 @@ class VectorGame:
             reward_score=np.zeros((n, 4), dtype=np.float32),
             reward_win=np.zeros((n, 4), dtype=np.float32),
         )
-        i_scored = np.flatnonzero(scored)
+        i_scored = scored.nonzero()[0]
         if i_scored.size:
             self._score(i_scored, res)
         ended = scored | thrown
         if ended.any():
-            self._end_hands(np.flatnonzero(ended), res)
+            self._end_hands(ended.nonzero()[0], res)
         return res
 
     def _bid(self, idx: np.ndarray, act: np.ndarray, thrown: np.ndarray) -> None:
@@ -451,7 +451,7 @@ class VectorGame:
         if not self._k:
             trump = np.where(trump < 0, suit, trump)  # R10, kitty_size 0: the first card led
             self.trump[idx] = trump
-        void = np.flatnonzero((suit != led) & (suit != trump))  # never on a lead
+        void = ((suit != led) & (suit != trump)).nonzero()[0]  # never on a lead
         if void.size:
             self._voids_f[fi[void]] |= np.left_shift(1, led[void])
         tbits = self.trick_bits[idx] | bit
@@ -459,7 +459,7 @@ class VectorGame:
         tl = self.trick_len[idx] + 1
         self.trick_len[idx] = tl
         self.to_act[idx] = (seat + 1) & 3
-        full = np.flatnonzero(tl == 4)
+        full = (tl == 4).nonzero()[0]
         if not full.size:
             return
         j = idx[full]
