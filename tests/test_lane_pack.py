@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from smear_env.lane_observation import pack_words
-from smear_env.observation import PART_WIDTHS, pack_parts
+from smear_env.engine.lane_observation import pack_words
+from smear_env.engine.observation import PART_WIDTHS, pack_parts
 
 
 @pytest.mark.parametrize("n", [1, 5, 256, 257, 700])
