@@ -4,6 +4,7 @@ inputs and outputs recorded; configs/default.yaml's r90 variant is `make default
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -308,6 +309,37 @@ def test_a_pipeline_keeps_what_is_done_and_redoes_what_changed(tmp_path, capsys)
     assert main(["--resume", "--run-dir", str(fresh), "--from-stage", "second"]) == 0
     assert (fresh / "stages" / "02-second" / "result.json").is_file()
     assert main([*base, "--overwrite"]) == 0
+    assert "01-first (evaluate): running" in capsys.readouterr().err
+
+
+def test_stage_records_of_command_line_arguments_are_refused_with_what_to_do(tmp_path, capsys):
+    """A pipeline run folder of the earlier layout, whose stage.json recorded a stage's command-line
+    arguments: run again, it is refused with one line naming the stages and what to do, before any stage
+    runs; with --from-stage past them it takes them as they are; a deleted one runs again."""
+    from training.train import main
+
+    cfg = tmp_path / "evals.yaml"
+    cfg.write_text("default:\n  stages:\n"
+                   "    first: {kind: evaluate, agent: random, opponent: heuristic, games: 2}\n"
+                   "    second: {kind: evaluate, agent: heuristic, opponent: random, games: 2}\n")
+    run = tmp_path / "run"
+    base = ["--config", str(cfg), "--run-dir", str(run)]
+    assert main(base) == 0
+    record = run / "stages/01-first/stage.json"
+    rec = json.loads(record.read_text())
+    rec["args"] = ["random", "heuristic", "--games", "2", "--workers", "1"]
+    del rec["config"]
+    record.write_text(json.dumps(rec))
+    capsys.readouterr()
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "stage(s) 01-first holds the command-line arguments" in err
+    assert "delete those stage folders to run them again, or run with --from-stage a later stage" in err
+    assert json.loads(record.read_text()) == rec  # nothing ran
+    assert main([*base, "--from-stage", "second"]) == 0
+    assert "02-second (evaluate): done before" in capsys.readouterr().err
+    shutil.rmtree(run / "stages/01-first")
+    assert main(base) == 0
     assert "01-first (evaluate): running" in capsys.readouterr().err
 
 
