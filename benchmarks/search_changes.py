@@ -2,7 +2,7 @@
 
 A rollout search keeps the policy's action unless another looks better over its sampled deals; the action it
 picks is the best of several noisy estimates, so its own estimate of a change's gain is biased upwards (the
-winner's curse). This script takes the targets files of a round (``python -m training.expert_iteration``,
+winner's curse). This script takes the targets files of a round (a pipeline's ``expert_iteration`` stage,
 files recorded with the search's values ``q``), finds the *changes* (searched rows whose target is not the
 ``--policy``'s greedy action), and values the two actions of each change again on ``--samples`` deals drawn
 afresh (:func:`~smear_env.agents.rollout.rollout_values`: independent of the deals that chose it, both

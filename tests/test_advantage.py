@@ -1,6 +1,6 @@
 """Advantage rounds (training.advantage) and checkpoints with corrections (smear_env.agents.checkpoint):
 exact action values in the true deal, the correction's fit, the corrected checkpoint's choices in the one-row
-and the batched player, its checks, and the round's command."""
+and the batched player, its checks, and the round (the pipeline's advantage stage)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,18 @@ from smear_env.core.config import SmearRules
 from smear_env.engine.vector import VectorGame
 from training import advantage
 from training.checkpoint import save_tensors
+from training.config import ConfigError
+from training.config_files import validated
+from training.stages import advantage as stage
 
 RULES = SmearRules()
+
+
+def advantage_round(run: Path, init: str = "default", more: tuple[Path, ...] = (), **options: object) -> int:
+    """The pipeline's advantage stage with ``options`` (its config's fields) in ``run``; ``more``: the folders
+    of the rounds whose values it also fits on."""
+    inputs = {"init": init, "more_values": [str(d / "round.json") for d in more]}
+    return stage.run(stage.Config(**options), inputs, run, resume=False)
 
 
 @pytest.fixture(scope="module")
@@ -245,12 +255,11 @@ def test_corrections_are_checked(tmp_path: Path, values: dict[str, np.ndarray]) 
             load_agent(write(t, m), RULES)
 
 
-def test_the_round_command_writes_a_corrected_checkpoint_and_its_record(tmp_path: Path) -> None:
+def test_a_round_writes_a_corrected_checkpoint_and_its_record(tmp_path: Path) -> None:
     run = tmp_path / "round"
-    assert advantage.main(["--init", "default", "--run-dir", str(run), "--positions", "300", "--workers", "1",
-                           "--epochs", "1", "--seed", "4", "--margin", "0.5"]) == 0
+    assert advantage_round(run, positions=300, workers=1, epochs=1, seed=4, margin=0.5) == 0
     record = json.loads((run / "round.json").read_text())
-    assert set(record) >= {"command", "values", "fit"} and record["values"]["positions"] == 300
+    assert set(record) >= {"values", "fit"} and record["values"]["positions"] == 300
     final = load_agent(run / "final.safetensors", RULES)
     base = load_agent(checkpoint_file("default"), RULES)
     assert final.meta["corrections"][-1]["margin"] == 0.5
@@ -259,19 +268,18 @@ def test_the_round_command_writes_a_corrected_checkpoint_and_its_record(tmp_path
     assert final.meta["advantage_rounds"][-1]["rows"] == 300
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--share", "bids=0.5"], "unknown phase 'bids'"),
-    (["--share", "play=2"], "between 0 and 1"),
-    (["--steps", "values,train"], "each must be one of"),
-    (["--positions", "0"], "--positions must be >= 1"),
-    (["--margin", "-0.1"], "--margin and --max-logit-gap must be >= 0"),
-    (["--max-logit-gap", "-1"], "--margin and --max-logit-gap must be >= 0"),
+@pytest.mark.parametrize("section, message", [
+    ({"share": {"bids": 0.5}}, "'stages.advantage.share.bids'"),
+    ({"share": {"play": 2}}, "'stages.advantage.share.play': expected a number in [0, 1], got 2.0"),
+    ({"steps": ["values", "train"]}, "'stages.advantage.steps[1]': 'train' is not one of 'values', 'fit'"),
+    ({"positions": 0}, "'stages.advantage.positions': expected an integer from 1 to"),
+    ({"margin": -0.1}, "'stages.advantage.margin': expected a number >= 0, got -0.1"),
+    ({"max_logit_gap": -1}, "'stages.advantage.max_logit_gap': expected a number >= 0 or null, got -1.0"),
 ])
-def test_bad_arguments_name_the_option(tmp_path: Path, capsys: pytest.CaptureFixture, argv: list[str],
-                                       message: str) -> None:
-    with pytest.raises(SystemExit):
-        advantage.main(["--init", "default", "--run-dir", str(tmp_path / "r"), *argv])
-    assert message in capsys.readouterr().err
+def test_a_bad_setting_names_the_key(section: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match="^config key ") as e:
+        validated(stage.Config, section, "stages.advantage.")
+    assert message in str(e.value) and "\n" not in str(e.value)
 
 
 def test_training_from_a_corrected_checkpoint_says_the_corrections_are_left_behind(
@@ -328,7 +336,7 @@ def test_a_correction_exchanges_two_logits_only_beyond_its_margin() -> None:
 def test_values_against_a_drawing_opponent_are_seeded_and_another_rounds_values_join_the_fit(
         tmp_path: Path) -> None:
     """The values step may face an opponent that draws (random): the same seed gives the same rows. A fit
-    may add another folder's values of the same policy and objective (--more-values); one of another policy,
+    may add another folder's values of the same policy and objective (more_values); one of another policy,
     or a folder without a values step, is refused naming it."""
     first, again = (advantage.collect_values("default", "random", 200, 3, advantage.DEFAULT_SHARE, None,
                                              RULES, lanes=64) for _ in range(2))
@@ -338,11 +346,9 @@ def test_values_against_a_drawing_opponent_are_seeded_and_another_rounds_values_
     with pytest.raises(ValueError, match="must not draw"):
         rollout_players("default", "random", RULES)  # the search's players still may not draw
     rand, heur = tmp_path / "rand", tmp_path / "heur"
-    common = ["--init", "default", "--workers", "1", "--epochs", "1", "--seed", "4"]
-    assert advantage.main([*common, "--run-dir", str(rand), "--opponent", "random", "--positions", "150",
-                           "--steps", "values"]) == 0
-    assert advantage.main([*common, "--run-dir", str(heur), "--positions", "100", "--more-values", str(rand),
-                           "--max-logit-gap", "inf"]) == 0
+    common = {"workers": 1, "epochs": 1, "seed": 4}
+    assert advantage_round(rand, opponent="random", positions=150, steps=["values"], **common) == 0
+    assert advantage_round(heur, more=(rand,), positions=100, max_logit_gap=None, **common) == 0
     agent = load_agent(heur / "final.safetensors", RULES)
     fit = agent.meta["advantage_rounds"][-1]
     assert fit["rows"] == 250 and fit["more_values"][0]["opponent"] == "random"
@@ -354,12 +360,10 @@ def test_values_against_a_drawing_opponent_are_seeded_and_another_rounds_values_
     assert agent.meta["corrections"][-1]["score_range"] == {
         "own": [float(fitted[:, SCORES].min()), float(fitted[:, SCORES].max())],
         "other": [float(fitted[:, SCORES + 1].min()), float(fitted[:, SCORES + 1].max())]}
-    assert advantage.main([*common, "--run-dir", str(heur), "--steps", "fit", "--more-values", str(rand),
-                           "--score-range", "everywhere"]) == 0
+    assert advantage_round(heur, more=(rand,), steps=["fit"], score_range="everywhere", **common) == 0
     assert "score_range" not in load_agent(heur / "final.safetensors", RULES).meta["corrections"][-1]
     with pytest.raises(ValueError, match="no values step recorded"):
-        advantage.main([*common, "--run-dir", str(tmp_path / "x"), "--steps", "fit", "--more-values",
-                        str(tmp_path / "empty")])
+        advantage_round(tmp_path / "x", more=(tmp_path / "empty",), steps=["fit"], **common)
     other = tmp_path / "other"
     other.mkdir()
     record = json.loads((rand / "round.json").read_text())
@@ -367,9 +371,9 @@ def test_values_against_a_drawing_opponent_are_seeded_and_another_rounds_values_
     record["values"]["policy_sha256"] = advantage.file_sha256(checkpoint_file("scratch"))
     (other / "round.json").write_text(json.dumps(record))
     with pytest.raises(ValueError, match=r"its values step had policy file \(sha256\) '[0-9a-f]{64}', this"):
-        advantage.main([*common, "--run-dir", str(heur), "--steps", "fit", "--more-values", str(other)])
+        advantage_round(heur, more=(other,), steps=["fit"], **common)
     del record["values"]["policy_sha256"]  # a record from before the hash: the path is compared
     record["values"]["policy"] = "scratch.safetensors"
     (other / "round.json").write_text(json.dumps(record))
     with pytest.raises(ValueError, match="its values step had policy 'scratch.safetensors'"):
-        advantage.main([*common, "--run-dir", str(heur), "--steps", "fit", "--more-values", str(other)])
+        advantage_round(heur, more=(other,), steps=["fit"], **common)

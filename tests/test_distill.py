@@ -9,7 +9,11 @@ from smear_env.agents.batched import BatchedCheckpointAgent
 from smear_env.agents.registry import rollout_from_spec
 from smear_env.core.config import SmearRules
 from smear_env.engine.vector import VectorGame
-from training.distill import load_targets, main, save_targets
+from training.config import ConfigError
+from training.config_files import validated
+from training.distill import load_targets, save_targets
+from training.stages import distill as distill_stage
+from training.stages import expert_iteration as exit_stage
 
 
 def _record(tmp_path, rows: int = 48):
@@ -40,11 +44,11 @@ def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
     q = np.concatenate([r["q"] for r in rec])
     assert (data["q"] == q).all() and np.isfinite(q[data["searched"]]).any()
     assert np.isneginf(q[~data["searched"]]).all() and np.isneginf(q[~data["mask"]]).all()
-    out = tmp_path / "d.safetensors"
     # the shipped default carries an advantage correction: the student is its network, and says so
     with pytest.warns(UserWarning, match="1 advantage correction"):
-        assert main(["--init", "default", "--data", str(path), "--out", str(out), "--epochs", "30",
-                     "--lr", "1e-3", "--batch", "256"]) == 0
+        cfg = distill_stage.Config(data=[str(path)], epochs=30, lr=1e-3, batch=256)
+        assert distill_stage.run(cfg, {"init": "default"}, tmp_path, resume=False) == 0
+    out = tmp_path / "final.safetensors"
     student = BatchedCheckpointAgent.from_checkpoint(str(out), SmearRules())
     # the network the student started from (the shipped default's, without its advantage corrections)
     teacher = BatchedCheckpointAgent.from_checkpoint("checkpoints/smear_v0_default.safetensors", SmearRules(),
@@ -113,9 +117,8 @@ def test_changed_weight_and_min_gain(tmp_path) -> None:
         distill(policy, plain, epochs=1, lr=1e-4, batch=256, seed=0, min_gain=0.1)
     with pytest.raises(ValueError, match="changed_weight must be > 0"):
         distill(policy, data, epochs=1, lr=1e-4, batch=256, seed=0, changed_weight=0.0)
-    with pytest.raises(SystemExit):
-        main(["--init", "default", "--data", str(path), "--out", str(tmp_path / "x.safetensors"),
-              "--changed-weight", "-1"])
+    with pytest.raises(ConfigError, match="'stages.distill.changed_weight': expected a number > 0, got -1"):
+        validated(distill_stage.Config, {"data": [str(path)], "changed_weight": -1}, "stages.distill.")
 
 
 def test_bad_targets_files_are_named(tmp_path) -> None:
@@ -147,34 +150,31 @@ def test_bad_targets_files_are_named(tmp_path) -> None:
 def test_expert_iteration_rounds_write_playable_checkpoints_and_their_log(tmp_path) -> None:
     import json
 
-    from training.expert_iteration import main as exit_main
-
     run = tmp_path / "exit"
+    cfg = exit_stage.Config(rounds=2, games=2, workers=1, samples=1, phases="trump", epochs=1, seed=5,
+                            window=2)
     # round 1 searches with the corrected default and fine-tunes its network: the warning says so
     with pytest.warns(UserWarning, match="advantage correction"):
-        assert exit_main(["--init", "default", "--run-dir", str(run), "--rounds", "2", "--games", "2",
-                          "--workers", "1", "--samples", "1", "--phases", "trump", "--epochs", "1",
-                          "--seed", "5", "--window", "2"]) == 0
+        assert exit_stage.run(cfg, {"init": "default"}, run, resume=False) == 0
     first, second = (json.loads(t) for t in (run / "log.jsonl").read_text().splitlines())
     assert first["round"] == 1 and first["matches"][0]["games"] == 2
     assert first["distill"]["rows"] == first["matches"][0]["rows"] > 0
-    # round 2 searched with round 1's policy and learned from both rounds' targets (--window 2)
+    # round 2 searched with round 1's policy and learned from both rounds' targets (window 2)
     assert "round1.safetensors" in second["search"]
     assert second["distill"]["rows"] == first["matches"][0]["rows"] + second["matches"][0]["rows"]
     assert (run / "final.safetensors").read_bytes() == (run / "round2.safetensors").read_bytes()
-    assert (run / "command.txt").read_text().startswith("python -m training.expert_iteration --init default")
     agent = BatchedCheckpointAgent.from_checkpoint(str(run / "final.safetensors"), SmearRules())
     assert agent.meta["algorithm"] == "expert_iteration" and "corrections" not in agent.meta
     round1 = BatchedCheckpointAgent.from_checkpoint(str(run / "round1.safetensors"), SmearRules()).meta
     assert round1["expert_iteration"]["init_corrections_not_carried_over"] == 1
     assert "init_corrections_not_carried_over" not in agent.meta["expert_iteration"]  # round 2's init: none
-    with pytest.raises(SystemExit):
-        exit_main(["--init", "default", "--run-dir", str(run), "--games", "0"])
-    with pytest.raises(SystemExit):
-        exit_main(["--init", "default", "--run-dir", str(run), "--window", "0"])
+    for key in ("games", "window"):
+        with pytest.raises(ConfigError, match=f"'stages.expert_iteration.{key}': expected an integer from 1"):
+            validated(exit_stage.Config, {key: 0}, "stages.expert_iteration.")
     # extra search options reach the spec, and a bad one fails before any game, naming it
     with pytest.raises(ValueError, match="unknown option"):
-        exit_main(["--init", "default", "--run-dir", str(tmp_path / "bad"), "--search-options", "margn=0.1"])
+        exit_stage.run(exit_stage.Config(search_options="margn=0.1"), {"init": "default"}, tmp_path / "bad",
+                       resume=False)
     assert not (tmp_path / "bad").exists()
     from training.expert_iteration import search_spec
 

@@ -113,18 +113,17 @@ def test_ray_pool_equals_local_pool(local_ray):
 
 
 def test_an_expert_iteration_round_on_ray_equals_the_local_round(local_ray, tmp_path):
-    """``--ray-address``: the round's shares run as Ray tasks; its targets files, match figures (wall time
+    """``ray_address``: the round's shares run as Ray tasks; its targets files, match figures (wall time
     aside) and distilled policy equal the local pool's, bit for bit."""
     from safetensors.numpy import load_file
 
-    from training.expert_iteration import main as exit_main
+    from training.stages.expert_iteration import Config, run
 
-    common = ["--init", "default", "--rounds", "1", "--games", "2", "--workers", "2", "--samples", "1",
-              "--phases", "trump", "--epochs", "1", "--seed", "5"]
+    common = {"rounds": 1, "games": 2, "workers": 2, "samples": 1, "phases": "trump", "epochs": 1, "seed": 5}
     with pytest.warns(UserWarning, match="advantage correction"):
-        assert exit_main([*common, "--run-dir", str(tmp_path / "local")]) == 0
+        assert run(Config(**common), {"init": "default"}, tmp_path / "local", resume=False) == 0
     with pytest.warns(UserWarning, match="advantage correction"):
-        assert exit_main([*common, "--run-dir", str(tmp_path / "ray"), "--ray-address", "auto"]) == 0
+        assert run(Config(**common, ray_address="auto"), {"init": "default"}, tmp_path / "ray", False) == 0
     for w in range(2):
         a = np.load(tmp_path / "local" / f"targets_1_{w}.npz")
         b = np.load(tmp_path / "ray" / f"targets_1_{w}.npz")

@@ -4,37 +4,54 @@ inputs and outputs recorded; configs/default.yaml's r90 variant is `make default
 from __future__ import annotations
 
 import json
-import shlex
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from training.config import ConfigError, from_dict, load_config
+from training.config import ConfigError, from_dict, load_config, to_dict
 from training.config_files import safe_load_bounded
 from training.pipeline import load_data, plan, stages_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "configs" / "default.yaml"
 
-# `make default-90` as it was, a chain of six commands (R = its run folder).
-R90_CHAIN = """\
-smear-train --config configs/default.yaml --variant r90 --run-dir R/stage1
-python -m training.expert_iteration --init R/stage1/checkpoints/latest.safetensors --run-dir R/exit \
---rounds 4 --games 400 --workers 2 --seed 96601 --window 2
-python -m training.winprob --team R/exit/final.safetensors --opponent heuristic --games 20000 --seed 93006 \
---shards 2 --workers 2 --steps 6000 --out R/winprob.safetensors
-python -m training.advantage --init R/exit/final.safetensors --run-dir R/random --opponent random \
---winprob R/winprob.safetensors --positions 250000 --workers 2 --seed 96302 --steps values
-python -m training.advantage --init R/exit/final.safetensors --run-dir R/adv --opponent heuristic \
---winprob R/winprob.safetensors --positions 1000000 --workers 2 --seed 96202 --more-values R/random \
---max-logit-gap inf
-smear-eval R/adv/final.safetensors heuristic --games 2000 --workers 2
-"""
-# Where the pipeline keeps what the chain's commands wrote.
-R90_PATHS = {"R/stage1": "R/stages/01-train", "R/exit": "R/stages/02-expert_iteration",
-             "R/winprob.safetensors": "R/stages/03-winprob/winprob.safetensors",
-             "R/random": "R/stages/04-advantage_random", "R/adv": "R/stages/05-advantage"}
+# What each later stage of the r90 pipeline hands the library (R: the run folder): `make default-90`'s chain
+# of commands as it was (expert iteration, the win model, two advantage rounds, an evaluation), its paths in
+# RUN/stages/NN-id/, every option its command line left at the default written out.
+def r90_calls(r: Path, tiny: bool = False) -> dict[str, tuple[tuple, dict]]:
+    """Stage id -> (positional arguments, keyword arguments) of its library call; ``tiny``: with TINY's
+    overrides."""
+    st = r / "stages"
+    trained = str(st / "01-train/checkpoints/latest.safetensors")
+    exit_final = str(st / "02-expert_iteration/final.safetensors")
+    wp = str(st / "03-winprob/winprob.safetensors")
+    return {
+        "expert_iteration": ((trained, st / "02-expert_iteration"), {
+            "rounds": 2 if tiny else 4, "games": 2 if tiny else 400, "workers": 1 if tiny else 2,
+            "seed": 96601,
+            "opponent": "heuristic", "samples": 2 if tiny else 32, "phases": "trump+discard+play",
+            "search_options": "", "epochs": 3, "lr": 3e-4, "batch": 1024, "window": 2, "changed_weight": 1.0,
+            "min_gain": None, "ray_address": None, "resume": False}),
+        "winprob": ((exit_final, st / "03-winprob/winprob.safetensors"), {
+            "opponent": "heuristic", "games": 300 if tiny else 20000, "hidden": [32, 32],
+            "steps": 30 if tiny else 6000, "seed": 93006, "shards": 2, "workers": 1 if tiny else 2}),
+        "advantage_random": ((exit_final, st / "04-advantage_random"), {
+            "opponent": "random", "more_values": [], "winprob": wp, "positions": 40 if tiny else 250_000,
+            "share": {}, "workers": 1 if tiny else 2, "epochs": 5, "lr": 3e-4, "batch": 1024, "margin": 0.04,
+            "max_logit_gap": 3.0, "score_range": "fitted", "steps": ["values"], "seed": 96302,
+            "resume": False}),
+        "advantage": ((exit_final, st / "05-advantage"), {
+            "opponent": "heuristic", "more_values": [str(st / "04-advantage_random")], "winprob": wp,
+            "positions": 60 if tiny else 1_000_000, "share": {}, "workers": 1 if tiny else 2,
+            "epochs": 1 if tiny else 5, "lr": 3e-4, "batch": 1024, "margin": 0.04, "max_logit_gap": None,
+            "score_range": "fitted", "steps": ["values", "fit"], "seed": 96202, "resume": False}),
+        "evaluate": (([str(st / "05-advantage/final.safetensors"), "heuristic", "--games",
+                       "4" if tiny else "2000", "--workers", "1" if tiny else "2", "--json"],), {}),
+    }
+
+
 # The chain's first command trained configs/default.yaml's default block with variant r90 merged, as it was.
 R90_STAGE1 = {
     "total_timesteps": 24_000_000, "time_limit": None, "n_envs": 256, "seed": 12,
@@ -52,39 +69,49 @@ R90_STAGE1 = {
 }
 
 
-def _parsers():
-    from smear_env.evaluation.cli import build_parser as eval_parser
-    from training.advantage import build_parser as advantage_parser
-    from training.expert_iteration import build_parser as exit_parser
-    from training.winprob import build_parser as winprob_parser
+def test_r90_stages_get_exactly_the_arguments_of_the_makefile_chain(tmp_path, monkeypatch):
+    """Each stage of the r90 pipeline calls the library with what `make default-90`'s command for it had
+    (only the paths moved into RUN/stages/NN-id/), and its training stage trains the config the chain's
+    smear-train line trained."""
+    import training.loop
+    import training.stages.evaluate
+    from training import advantage, expert_iteration, winprob
+    from training.pipeline import run_pipeline
 
-    return {"expert_iteration": exit_parser(), "winprob": winprob_parser(), "advantage": advantage_parser(),
-            "evaluate": eval_parser()}
-
-
-def _moved(word: str) -> str:
-    for old, new in sorted(R90_PATHS.items(), key=lambda kv: -len(kv[0])):
-        if word == old or word.startswith(old + "/"):
-            return new + word[len(old):]
-    return word
-
-
-def test_r90_stages_get_exactly_the_arguments_of_the_makefile_chain():
-    """Each stage of the r90 pipeline is called with the arguments `make default-90`'s command for it had
-    (parsed by the same parser; only the paths moved into RUN/stages/NN-id/), and its training stage with the
-    config the chain's smear-train line trained."""
     stages = stages_of(load_data(DEFAULT, "r90", []))
-    plans = plan(stages, Path("R"))
-    chain = [shlex.split(line) for line in R90_CHAIN.replace("\\\n", "").splitlines()]
     assert [s.kind for s in stages] == ["train", "expert_iteration", "winprob", "advantage", "advantage",
                                         "evaluate"]
-    assert stages[0].cfg == from_dict(R90_STAGE1)
-    parsers = _parsers()
-    for st, p, old in zip(stages[1:], plans[1:], chain[1:], strict=True):
-        words = old[3:] if old[0] == "python" else old[1:]
-        want = parsers[st.kind].parse_args([_moved(w) for w in words])
-        got = parsers[st.kind].parse_args(st.module.command(st.cfg, p["inputs"], p["folder"]))
-        assert vars(got) == vars(want), st.id
+    calls: dict[str, tuple[tuple, dict]] = {}
+
+    def fake(writes):
+        def call(*args, **kwargs):
+            paths = writes(*args, **kwargs)
+            calls[paths[0].parent.name[3:]] = (args, kwargs)  # by stage id
+            for path in paths:
+                path.write_text("output")
+            return paths[0]
+        return call
+
+    def trains(cfg, folder, **kw):
+        calls["train"] = ((cfg,), {})
+        (folder / "checkpoints").mkdir(parents=True)
+        (folder / "checkpoints/latest.safetensors").write_text("weights")
+        return 0
+
+    def evaluates(argv):
+        calls["evaluate"] = ((argv,), {})
+        print(json.dumps({"summary": {"games": 2000}}))
+        return 0
+
+    monkeypatch.setattr(training.loop, "train", trains)
+    monkeypatch.setattr(expert_iteration, "run_rounds", fake(lambda i, run, **k: [run / "final.safetensors"]))
+    monkeypatch.setattr(winprob, "fit_file", fake(lambda team, out, **k: [out]))
+    monkeypatch.setattr(advantage, "run_round", fake(lambda init, run, steps, **k: [
+        run / "round.json", *([run / "final.safetensors"] if "fit" in steps else [])]))
+    monkeypatch.setattr(training.stages.evaluate, "smear_eval", evaluates)
+    assert run_pipeline(load_data(DEFAULT, "r90", []), tmp_path, "test") == 0
+    assert calls.pop("train") == ((from_dict(R90_STAGE1),), {})
+    assert calls == r90_calls(tmp_path)
 
 
 def test_config_errors_of_a_pipeline_are_one_line_naming_the_key(tmp_path):
@@ -168,10 +195,12 @@ def _same(a: Path, b: Path) -> bool:
 
 
 @pytest.mark.slow
-def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_chain_of_commands(tmp_path, capsys, monkeypatch):
+def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_library_called_directly(tmp_path, capsys,
+                                                                                     monkeypatch):
     """A tiny-budget r90 runs end to end; interrupted in expert iteration's second round and run again, it
-    keeps the training stage and round 1 and ends with the same files; and the chain of commands it replaces,
-    run with the same arguments, writes the same weights."""
+    keeps the training stage and round 1 and ends with the same files; and smear-train on its first stage's
+    config then the library's steps called directly with the chain of commands' arguments (r90_calls) write
+    the same weights."""
     pytest.importorskip("torch")
     import training.expert_iteration as exit_module
     from training import advantage, winprob
@@ -216,18 +245,32 @@ def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_chain_of_commands(tmp
     # run again: every stage is kept
     assert main(["--resume", "--run-dir", str(killed)]) == 0
     assert capsys.readouterr().err.count("done before") == 6
+    # a run folder of the earlier layout: its training stage's record held its config under "args" (read as
+    # today's: kept), the other stages' their command-line arguments (refused with what to do)
+    for name, args in (("01-train", None), ("02-expert_iteration", ["--init", "x", "--rounds", "2"])):
+        rec = json.loads((killed / "stages" / name / "stage.json").read_text())
+        rec["args"] = rec.pop("config") if args is None else args
+        (killed / "stages" / name / "stage.json").write_text(json.dumps(rec))
+    assert main(["--resume", "--run-dir", str(killed)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "02-expert_iteration holds the command-line arguments" in err
+    assert "delete those stage folders to run them again, or run with --from-stage a later stage" in err
+    assert main(["--resume", "--run-dir", str(killed), "--from-stage", "winprob"]) == 0
+    assert capsys.readouterr().err.count("done before") == 4
+    assert main(["--resume", "--run-dir", str(killed), "--until-stage", "train"]) == 0
+    assert "01-train (train): done before" in capsys.readouterr().err
 
-    # the chain of commands, with the same arguments
+    # the library called directly with what the chain of commands gave its steps (tiny budgets)
     chain = tmp_path / "chain"
-    stages = stages_of(load_data(DEFAULT, "r90", TINY))
-    plans = plan(stages, chain)
-    (chain / "stage1.yaml").parent.mkdir(parents=True)
-    stage1 = stages[0].module.command(stages[0].cfg, {}, chain)
-    (chain / "stage1.yaml").write_text(json.dumps({"default": stage1}))
-    assert main(["--config", str(chain / "stage1.yaml"), "--run-dir", str(plans[0]["folder"])]) == 0
-    modules = {"expert_iteration": exit_module, "winprob": winprob, "advantage": advantage}
-    for st, p in zip(stages[1:5], plans[1:5], strict=True):
-        assert modules[st.kind].main(st.module.command(st.cfg, p["inputs"], p["folder"])) == 0
+    stage1 = stages_of(load_data(DEFAULT, "r90", TINY))[0].cfg
+    chain.mkdir()
+    (chain / "stage1.yaml").write_text(json.dumps({"default": to_dict(stage1)}))
+    assert main(["--config", str(chain / "stage1.yaml"), "--run-dir", str(chain / "stages/01-train")]) == 0
+    calls = r90_calls(chain, tiny=True)
+    (chain / "stages/03-winprob").mkdir()
+    for sid, step in (("expert_iteration", exit_module.run_rounds), ("winprob", winprob.fit_file),
+                      ("advantage_random", advantage.run_round), ("advantage", advantage.run_round)):
+        step(*calls[sid][0], **calls[sid][1])
     for name in ("01-train/checkpoints/latest.safetensors", "02-expert_iteration/final.safetensors",
                  "03-winprob/winprob.safetensors", "05-advantage/final.safetensors"):
         assert _same(full / "stages" / name, chain / "stages" / name), name
@@ -247,11 +290,12 @@ def test_a_pipeline_keeps_what_is_done_and_redoes_what_changed(tmp_path, capsys)
     assert main(base) == 0
     first = run / "stages" / "01-first"
     record = json.loads((first / "stage.json").read_text())
-    assert record["status"] == "done" and record["args"][:2] == ["random", "heuristic"]
+    assert record["status"] == "done" and record["config"] == {"agent": "random", "opponent": "heuristic",
+                                                               "games": 2, "seed": None, "workers": 1}
     assert record["outputs"]["result"]["path"] == str(first / "result.json")
     capsys.readouterr()
     assert main(base) == 0
-    assert capsys.readouterr().err.count("done before with these arguments and inputs; kept") == 2
+    assert capsys.readouterr().err.count("done before with this config and these inputs; kept") == 2
     assert main([*base, "--set", "stages.second.games=4"]) == 0
     err = capsys.readouterr().err
     assert "01-first (evaluate): done before" in err and "02-second (evaluate): running" in err
@@ -265,6 +309,37 @@ def test_a_pipeline_keeps_what_is_done_and_redoes_what_changed(tmp_path, capsys)
     assert main(["--resume", "--run-dir", str(fresh), "--from-stage", "second"]) == 0
     assert (fresh / "stages" / "02-second" / "result.json").is_file()
     assert main([*base, "--overwrite"]) == 0
+    assert "01-first (evaluate): running" in capsys.readouterr().err
+
+
+def test_stage_records_of_command_line_arguments_are_refused_with_what_to_do(tmp_path, capsys):
+    """A pipeline run folder of the earlier layout, whose stage.json recorded a stage's command-line
+    arguments: run again, it is refused with one line naming the stages and what to do, before any stage
+    runs; with --from-stage past them it takes them as they are; a deleted one runs again."""
+    from training.train import main
+
+    cfg = tmp_path / "evals.yaml"
+    cfg.write_text("default:\n  stages:\n"
+                   "    first: {kind: evaluate, agent: random, opponent: heuristic, games: 2}\n"
+                   "    second: {kind: evaluate, agent: heuristic, opponent: random, games: 2}\n")
+    run = tmp_path / "run"
+    base = ["--config", str(cfg), "--run-dir", str(run)]
+    assert main(base) == 0
+    record = run / "stages/01-first/stage.json"
+    rec = json.loads(record.read_text())
+    rec["args"] = ["random", "heuristic", "--games", "2", "--workers", "1"]
+    del rec["config"]
+    record.write_text(json.dumps(rec))
+    capsys.readouterr()
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "stage(s) 01-first holds the command-line arguments" in err
+    assert "delete those stage folders to run them again, or run with --from-stage a later stage" in err
+    assert json.loads(record.read_text()) == rec  # nothing ran
+    assert main([*base, "--from-stage", "second"]) == 0
+    assert "02-second (evaluate): done before" in capsys.readouterr().err
+    shutil.rmtree(run / "stages/01-first")
+    assert main(base) == 0
     assert "01-first (evaluate): running" in capsys.readouterr().err
 
 

@@ -18,14 +18,17 @@ from smear_env.engine.decoding import decode_batch
 from smear_env.engine.vector import VectorGame
 from smear_env.evaluation.batched import even_shares
 from training import winprob as train_wp
+from training.config import ConfigError
+from training.config_files import validated
+from training.stages import winprob as stage
 
 
 @pytest.fixture(scope="module")
 def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("winprob") / "wp.safetensors"
-    assert train_wp.main(["--team", "heuristic", "--games", "60", "--steps", "200", "--hidden", "8",
-                          "--seed", "2", "--out", str(path)]) == 0
-    return path
+    folder = tmp_path_factory.mktemp("winprob")
+    cfg = stage.Config(games=60, steps=200, hidden=[8], seed=2)
+    assert stage.run(cfg, {"team": "heuristic"}, folder, resume=False) == 0
+    return folder / "winprob.safetensors"
 
 
 def test_collect_labels_every_hand_start_of_a_finished_game_by_its_result() -> None:
@@ -106,10 +109,10 @@ def test_shards_split_the_games_and_the_rows_do_not_depend_on_the_workers() -> N
         train_wp.collect_shards("heuristic", "heuristic", 12, 5, rules, shards=0)
 
 
-def test_the_command_rejects_bad_shard_and_worker_counts(tmp_path: Path) -> None:
-    for flag in ("--shards", "--workers"):
-        with pytest.raises(SystemExit):
-            train_wp.main(["--games", "4", "--out", str(tmp_path / "wp.safetensors"), flag, "0"])
+def test_the_stage_refuses_bad_shard_and_worker_counts() -> None:
+    for key in ("shards", "workers"):
+        with pytest.raises(ConfigError, match=f"'stages.winprob.{key}': expected an integer from 1 to"):
+            validated(stage.Config, {"games": 4, key: 0}, "stages.winprob.")
 
 
 def test_the_grouped_fit_is_the_mean_logistic_loss_over_the_rows() -> None:

@@ -1,38 +1,34 @@
 """Advantage rounds: one step of policy improvement learned from exact action values in the true deal.
 
-1. **values** -- the policy ``--init`` (seats 0 and 2) plays ``--opponent`` (1 and 3) on the batched collector
+1. **values** -- the policy ``init`` (seats 0 and 2) plays ``opponent`` (1 and 3) on the batched collector
    (:class:`~training.collect.Collector`). At a random share of the team's decisions with more than one legal
-   action (``--share``, per phase), every legal action is played once in the *true* deal, the rest of the
-   hand by the same players (:func:`~smear_env.agents.rollout.values_in_deals`), and valued by the chance of
-   winning the game after the hand (``--winprob``, :mod:`smear_env.agents.winprob`; without it the hand's
+   action (``share``, per phase), every legal action is played once in the *true* deal, the rest of the hand
+   by the same players (:func:`~smear_env.agents.rollout.values_in_deals`), and valued by the chance of
+   winning the game after the hand (``winprob``, :mod:`smear_env.agents.winprob`; without it the hand's
    score difference): the action's exact value in that deal. Across positions the deals follow the true
    distribution of the hidden cards given what the player saw, bids and plays included. An opponent that
-   draws (``--opponent random``) draws from the round's seed; each continuation is then one sample.
+   draws (``random``) draws from the round's seed; each continuation is then one sample.
 2. **fit** -- a correction network (the policy's shape, its hidden layers initialised from the policy, the
    output layer from zeros) is regressed on ``A(s, a) = Q(s, a) - Q(s, pi(s))`` over the legal actions
    (:mod:`training.fit`). Held-out rows give, per margin, the mean true gain of the corrected choice over the
-   policy's. The policy's checkpoint with this correction added (``--margin``, ``--max-logit-gap``,
-   ``--score-range``: :class:`~smear_env.agents.checkpoint.Correction`) is ``<run-dir>/final.safetensors``.
+   policy's. The policy's checkpoint with this correction added (``margin``, ``max_logit_gap``,
+   ``score_range``: :class:`~smear_env.agents.checkpoint.Correction`) is ``<run>/final.safetensors``.
 
-    python -m training.advantage --init default --run-dir runs/adv --winprob runs/winprob_C.safetensors \\
-        --positions 1000000 --workers 2 --seed 95101
-
-``--more-values DIR ...`` fits on the values of other rounds' folders too (the same ``--init`` and
-``--winprob``), so that one correction learns from positions against several opponents. A policy that already
-has corrections gets one more. Each step's figures and the command are kept in ``<run-dir>/round.json`` and
-in the written checkpoints' metadata (``advantage_rounds``). ``--steps`` picks the steps (default
-``values,fit``); a later step reads what the earlier ones wrote in the run folder.
+``more_values`` fits on the values of other rounds' folders too (the same ``init`` and ``winprob``), so that
+one correction learns from positions against several opponents. A policy that already has corrections gets
+one more. Each step's figures are kept in ``<run>/round.json`` and in the written checkpoints' metadata
+(``advantage_rounds``). ``steps`` picks the steps; a later step reads what the earlier ones wrote in the run
+folder. A pipeline runs it as its ``advantage`` stage (:mod:`training.stages.advantage`); :func:`run_round`
+is the stage's work.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
-import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +50,11 @@ from .checkpoint import save_tensors
 from .collect import Collector
 from .distill import policy_from_checkpoint
 
-__all__ = ["PHASE_NAMES", "STEPS", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
-           "main", "one_step_gains"]
+__all__ = ["PHASE_NAMES", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
+           "one_step_gains", "run_round"]
 
 PHASE_NAMES = ("bid", "trump", "discard", "play")
 """Decision phases, in the engine's codes 0-3."""
-STEPS = ("values", "fit")
 DEFAULT_SHARE = {"bid": 0.5, "trump": 1.0, "discard": 0.3, "play": 0.15}
 """The share of the team's decisions of each phase (more than one legal action) valued in step 1."""
 MARGINS = (0.0, 0.005, 0.01, 0.02, 0.04, 0.06)
@@ -239,14 +234,14 @@ def file_sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def more_values(run: Path, init: str, winprob: str | None) -> tuple[dict[str, Any], list[str]]:
+def round_values(run: Path, init: str, winprob: str | None) -> tuple[dict[str, Any], list[str]]:
     """(the values record, the values files) of another round's folder ``run`` whose values step valued the
     same policy ``init`` by the same objective ``winprob``; a folder without one, or of another policy or
     objective, is a ValueError naming it and the difference."""
     path = run / "round.json"
     rec = json.loads(path.read_text()).get("values") if path.exists() else None
     if not rec:
-        raise ValueError(f"--more-values {str(run)!r}: no values step recorded in {str(path)!r}")
+        raise ValueError(f"more_values {str(run)!r}: no values step recorded in {str(path)!r}")
     checks = [("winprob", rec.get("winprob"), winprob)]
     if "policy_sha256" in rec:  # the file's content: a path may have been overwritten since
         checks.append(("policy file (sha256)", rec["policy_sha256"], file_sha256(init)))
@@ -256,162 +251,79 @@ def more_values(run: Path, init: str, winprob: str | None) -> tuple[dict[str, An
         same = got == want or (what == "policy" and got is not None
                                and Path(got).resolve() == Path(want).resolve())
         if not same:
-            raise ValueError(f"--more-values {str(run)!r}: its values step had {what} {got!r}, this round "
+            raise ValueError(f"more_values {str(run)!r}: its values step had {what} {got!r}, this round "
                              f"{want!r}; advantages are only comparable for the same policy and objective")
     files = [str(run / f"values_{i}.npz") for i in range(len(rec.get("seeds", [])))]
     missing = [f for f in files if not Path(f).exists()]
     if missing or not files:
-        raise ValueError(f"--more-values {str(run)!r}: values files missing: {missing or 'none recorded'}")
+        raise ValueError(f"more_values {str(run)!r}: values files missing: {missing or 'none recorded'}")
     return rec, files
 
 
-def _share(text: str) -> dict[str, float]:
-    share = dict(DEFAULT_SHARE)
-    for part in filter(None, text.split(",")):
-        key, _, val = part.partition("=")
-        if key not in share:
-            raise argparse.ArgumentTypeError(f"--share: unknown phase {key!r}; phases: "
-                                             f"{', '.join(PHASE_NAMES)}")
-        try:
-            share[key] = float(val)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"--share: {key}={val!r} is not a number") from None
-        if not 0 <= share[key] <= 1:
-            raise argparse.ArgumentTypeError(f"--share: {key} must be between 0 and 1, not {share[key]}")
-    return share
-
-
-def _steps(text: str) -> list[str]:
-    steps = [s for s in text.split(",") if s]
-    bad = [s for s in steps if s not in STEPS]
-    if bad or not steps:
-        raise argparse.ArgumentTypeError(f"--steps: {bad or text!r}; each must be one of {', '.join(STEPS)}")
-    return steps
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m training.advantage", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--init", required=True, help="the policy to improve: a checkpoint file or shipped name")
-    ap.add_argument("--run-dir", required=True, help="folder for the round's files")
-    ap.add_argument("--opponent", default="heuristic",
-                    help="agent spec of the other team (in the values step it may draw, e.g. random; the "
-                         "labels step needs one that does not)")
-    ap.add_argument("--more-values", nargs="+", default=[], metavar="RUN_DIR",
-                    help="fit also on the values step of these run folders (the same --init and --winprob, "
-                         "e.g. against another opponent)")
-    ap.add_argument("--winprob", default=None,
-                    help="win-probability file (python -m training.winprob): the objective; default the "
-                         "hand's score difference")
-    ap.add_argument("--positions", type=int, default=1_000_000, help="positions valued in step 1")
-    ap.add_argument("--share", type=_share, default=dict(DEFAULT_SHARE),
-                    help="share of the team's decisions valued per phase, e.g. bid=0.5,play=0.15")
-    ap.add_argument("--workers", type=int, default=2, help="processes of step 1")
-    ap.add_argument("--epochs", type=int, default=5, help="epochs of the fit (step 2)")
-    ap.add_argument("--lr", type=float, default=3e-4, help="learning rate of the fit")
-    ap.add_argument("--batch", type=int, default=1024)
-    ap.add_argument("--margin", type=float, default=0.04,
-                    help="the corrected policy changes an action only where the correction's best is this "
-                         "much better (objective's units)")
-    ap.add_argument("--max-logit-gap", type=float, default=3.0,
-                    help="the correction may take only actions whose policy logit is at most this far below "
-                         "the greedy one's (a trust region; inf: none)")
-    ap.add_argument("--score-range", choices=("fitted", "everywhere"), default="fitted",
-                    help="fitted (default): the correction applies only where both teams' scores lie within "
-                         "those of the positions it was fitted on (elsewhere its values are an "
-                         "extrapolation); everywhere: at every score")
-    ap.add_argument("--steps", type=_steps, default=list(STEPS),
-                    help=f"comma-separated steps to run, of {', '.join(STEPS)} (default: values,fit)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--resume", action="store_true", help="keep a values step of --run-dir done for the same "
-                    "policy, opponent, objective, positions, share and seeds (its files intact) instead of "
-                    "valuing again")
-    return ap
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    for key in ("positions", "workers", "epochs", "batch"):
-        if getattr(args, key) < 1:
-            build_parser().error(f"--{key.replace('_', '-')} must be >= 1")
-    if not args.margin >= 0 or not args.max_logit_gap >= 0:
-        build_parser().error("--margin and --max-logit-gap must be >= 0")
-    given = [a for a in (list(argv) if argv is not None else sys.argv[1:]) if a != "--resume"]
-    return run(args, " ".join(["python -m training.advantage", *given]))
-
-
-def values_done(record: dict[str, Any], init: str, args: argparse.Namespace, files: list[str]) -> bool:
-    """Whether ``record`` (a round.json) holds the values step that ``args`` asks for, with its files."""
-    rec = record.get("values") or {}
-    want = {"policy_sha256": file_sha256(init), "opponent": args.opponent, "winprob": args.winprob,
-            "positions": args.positions, "share": args.share,
-            "seeds": [args.seed + i for i in range(len(files))]}
-    return all(rec.get(k) == v for k, v in want.items()) and all(Path(f).is_file() for f in files)
-
-
-def run(args: argparse.Namespace, command: str) -> int:
-    """The steps of ``args`` (:func:`build_parser`'s) in ``args.run_dir``."""
+def run_round(init: str, run: Path, *, opponent: str, more_values: Sequence[str], winprob: str | None,
+              positions: int, share: Mapping[str, float], workers: int, epochs: int, lr: float, batch: int,
+              margin: float, max_logit_gap: float | None, score_range: str, steps: Sequence[str], seed: int,
+              resume: bool = False) -> None:
+    """The ``steps`` of an advantage round of policy ``init`` (a checkpoint file or a shipped agent name) in
+    run folder ``run`` (the options: :class:`training.stages.advantage.Config`; ``share``: the phases it
+    names, the others :data:`DEFAULT_SHARE`; ``max_logit_gap`` None: no trust region). ``resume``: keep a
+    values step done for the same policy, opponent, objective, positions, share and seeds (files intact)."""
 
     rules = SmearRules()
-    run = Path(args.run_dir)
     run.mkdir(parents=True, exist_ok=True)
-    init = checkpoint_file(args.init)
+    init = checkpoint_file(init)
+    share = {**DEFAULT_SHARE, **share}
     record_path = run / "round.json"
     record: dict[str, Any] = json.loads(record_path.read_text()) if record_path.exists() else {}
-    record["command"] = command
-    values_files = [str(run / f"values_{i}.npz") for i in range(args.workers)]
+    values_files = [str(run / f"values_{i}.npz") for i in range(workers)]
     final_file = run / "final.safetensors"
+    seeds = [seed + i for i in range(workers)]
+    want = {"policy_sha256": file_sha256(init), "opponent": opponent, "winprob": winprob,
+            "positions": positions, "share": share, "seeds": seeds}
+    done = all((record.get("values") or {}).get(k) == v for k, v in want.items())
 
     def log(msg: str) -> None:
         print(msg, flush=True)
 
-    if "values" in args.steps and getattr(args, "resume", False) and values_done(record, init, args,
-                                                                                  values_files):
-        log(f"values: kept the {args.positions} positions of {values_files[0]}...")
-    elif "values" in args.steps:
+    if "values" in steps and resume and done and all(Path(f).is_file() for f in values_files):
+        log(f"values: kept the {positions} positions of {values_files[0]}...")
+    elif "values" in steps:
         t0 = time.monotonic()
-        parts = even_shares(args.positions, args.workers)
-        jobs = [{"policy": init, "opponent": args.opponent, "positions": parts[i], "seed": args.seed + i,
-                 "share": args.share, "winprob": args.winprob, "rules": rules.to_dict(),
-                 "out": values_files[i], "first": i == 0} for i in range(args.workers)]
-        if args.workers == 1:
+        parts = even_shares(positions, workers)
+        jobs = [{"policy": init, "opponent": opponent, "positions": parts[i], "seed": seeds[i],
+                 "share": share, "winprob": winprob, "rules": rules.to_dict(), "out": values_files[i],
+                 "first": i == 0} for i in range(workers)]
+        if workers == 1:
             _values_job(jobs[0])
         else:
-            with worker_pool(args.workers) as pool:
+            with worker_pool(workers) as pool:
                 pool.map(_values_job, jobs)
-        record["values"] = {"policy": init, "policy_sha256": file_sha256(init), "opponent": args.opponent,
-                            "winprob": args.winprob,
-                            "positions": args.positions, "share": args.share, "seeds":
-                            [j["seed"] for j in jobs], "seconds": round(time.monotonic() - t0, 1)}
-        log(f"values: {args.positions} positions in {record['values']['seconds']} s")
+        record["values"] = {"policy": init, **want, "seconds": round(time.monotonic() - t0, 1)}
+        log(f"values: {positions} positions in {record['values']['seconds']} s")
         record_path.write_text(json.dumps(record, indent=1))  # kept if a later step fails
-    if "fit" in args.steps:
+    if "fit" in steps:
         t0 = time.monotonic()
-        torch.set_num_threads(max(1, min(args.workers, os.cpu_count() or 1)))
-        more = [more_values(Path(d), init, args.winprob) for d in args.more_values]
+        torch.set_num_threads(max(1, min(workers, os.cpu_count() or 1)))
+        more = [round_values(Path(d), init, winprob) for d in more_values]
         files = values_files + [f for _, fs in more for f in fs]
         parts = [dict(np.load(f)) for f in files]
         data = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "mask", "value", "policy")}
         del parts
-        tensors, network, fit = fit_correction(init, data, args.epochs, args.lr, args.batch, args.seed,
-                                               log=log)
-        box = fitted_score_range(data["obs"]) if args.score_range == "fitted" else None
+        tensors, network, fit = fit_correction(init, data, epochs, lr, batch, seed, log=log)
+        box = fitted_score_range(data["obs"]) if score_range == "fitted" else None
         del data
         fit["seconds"] = round(time.monotonic() - t0, 1)
-        fit.update(policy=init, objective=args.winprob or "hand score difference", opponent=args.opponent,
-                   margin=args.margin, values=record.get("values"), command=record["command"])
+        fit.update(policy=init, objective=winprob or "hand score difference", opponent=opponent,
+                   margin=margin, values=record.get("values"))
         if more:
-            fit["more_values"] = [{"run_dir": d, **rec} for d, (rec, _) in zip(args.more_values, more,
+            fit["more_values"] = [{"run_dir": d, **rec} for d, (rec, _) in zip(more_values, more,
                                                                                        strict=True)]
-        index = add_correction(init, tensors, network, args.margin, fit, final_file, args.max_logit_gap, box)
+        gap = float("inf") if max_logit_gap is None else max_logit_gap
+        index = add_correction(init, tensors, network, margin, fit, final_file, gap, box)
         record["fit"] = fit
         for row in fit["held_out_one_step_gains"]:
             log(f"held out, margin {row['margin']}: changed {100 * row['changed']:.2f}%, gain "
                 f"{row['gain']:+.5f} ± {row['gain_se']:.5f} a decision")
-        log(f"wrote {final_file}: {init} with correction {index} (margin {args.margin}, scores "
+        log(f"wrote {final_file}: {init} with correction {index} (margin {margin}, scores "
             f"{'everywhere' if box is None else box})")
     record_path.write_text(json.dumps(record, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

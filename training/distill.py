@@ -6,13 +6,13 @@ it took and whether that action came from the search. This module fine-tunes a c
 cross-entropy on those actions (all of them: the searched decisions teach the improvement, the others keep
 the rest of the policy where it was), then writes a checkpoint that plays without search.
 
-    python -m training.distill --init default --data runs/targets_1.npz runs/targets_2.npz \\
-        --out runs/distilled.safetensors [--epochs 3 --lr 1e-4 --batch 1024 --seed 0]
+A pipeline runs it as its ``distill`` stage (:mod:`training.stages.distill`); :func:`distill_file` is the
+stage's work.
 
 ``targets`` files are written by :func:`save_targets` (numpy ``.npz``: arrays only, no pickle), with the
 search's action values ``q`` (files from before they were recorded have none). A *changed* row is a searched
-one whose target is not the starting policy's greedy action: ``--changed-weight W`` weighs those rows W in
-the loss, and ``--min-gain G`` keeps only the changes the search valued at least G above the policy's action
+one whose target is not the starting policy's greedy action: ``changed_weight W`` weighs those rows W in
+the loss, and ``min_gain G`` keeps only the changes the search valued at least G above the policy's action
 (it needs ``q``). The run reports what the student learned of the changes: the share it now follows on the
 training rows and on held-out rows, and the share of held-out unchanged rows it flipped.
 
@@ -27,8 +27,6 @@ record says ``init_corrections_not_carried_over``.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -210,51 +208,18 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
             "changed_rows": float(changed.sum()), "changes_dropped_by_min_gain": float(dropped), **learned}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m training.distill", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--init", required=True, help="checkpoint file or shipped agent name to start from")
-    ap.add_argument("--data", nargs="+", required=True, help="targets files (.npz) of a rollout agent")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--lr", type=float, default=1e-4)
-    ap.add_argument("--batch", type=int, default=1024)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--changed-weight", type=float, default=1.0,
-                    help="loss weight of the rows where the search changed the starting policy's action")
-    ap.add_argument("--min-gain", type=float, default=None,
-                    help="keep only the changes the search valued at least this much above the policy's "
-                    "action (targets recorded with their q values)")
-    return ap
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = build_parser()
-    args = ap.parse_args(argv)
-    if not args.changed_weight > 0:
-        ap.error(f"--changed-weight must be > 0, not {args.changed_weight}")
-    return run(args, " ".join(["python -m training.distill", *(argv or sys.argv[1:])]))
-
-
-def run(args: argparse.Namespace, command: str) -> int:
-    """Distil the targets of ``args`` (:func:`build_parser`'s) into ``args.init``'s policy: ``args.out``."""
-
-    init = checkpoint_file(args.init)
+def distill_file(init: str, data: Sequence[str], out: str | Path, *, epochs: int, lr: float, batch: int,
+                 seed: int, changed_weight: float, min_gain: float | None) -> dict[str, float | None]:
+    """Distil the targets files ``data`` into the policy of ``init`` (a checkpoint file or a shipped agent
+    name) by :func:`distill`, and write the student to ``out``; returns :func:`distill`'s figures."""
     t0 = time.monotonic()
     torch.set_num_threads(1)
-    policy, meta = policy_from_checkpoint(init)
-    data = load_targets(args.data)
-    res = distill(policy, data, args.epochs, args.lr, args.batch, args.seed,
-                  changed_weight=args.changed_weight, min_gain=args.min_gain)
-    record = {"init": args.init, "data": [str(p) for p in args.data], "epochs": args.epochs, "lr": args.lr,
-              "batch": args.batch, "seed": args.seed, "changed_weight": args.changed_weight,
-              "min_gain": args.min_gain,
-              "command": command,
-              **res, "seconds": round(time.monotonic() - t0, 1)}
-    out_meta = distilled_metadata(meta, "distill", record)
-    save_policy(args.out, policy.state_dict(), out_meta)
-    print(f"wrote {args.out}: {res}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    policy, meta = policy_from_checkpoint(checkpoint_file(init))
+    res = distill(policy, load_targets(data), epochs, lr, batch, seed, changed_weight=changed_weight,
+                  min_gain=min_gain)
+    record = {"init": init, "data": [str(p) for p in data], "epochs": epochs, "lr": lr, "batch": batch,
+              "seed": seed, "changed_weight": changed_weight, "min_gain": min_gain, **res,
+              "seconds": round(time.monotonic() - t0, 1)}
+    save_policy(out, policy.state_dict(), distilled_metadata(meta, "distill", record))
+    print(f"wrote {out}: {res}")
+    return res

@@ -5,7 +5,7 @@ Each round:
 1. the rollout agent (:mod:`smear_env.agents.rollout`) built on the current policy plays ``games``
    duplicate games against ``opponent`` per worker (each worker its own deal seed), recording every decision
    it makes (``targets_<round>_<worker>.npz``);
-2. :func:`training.distill.distill` fine-tunes the current policy on those choices and, with ``--window W``,
+2. :func:`training.distill.distill` fine-tunes the current policy on those choices and, with ``window`` W,
    on those of the ``W - 1`` rounds before (``round<round>.safetensors``); the result is the next round's
    policy.
 
@@ -13,22 +13,18 @@ From a checkpoint with advantage corrections (:mod:`training.advantage`), round 
 player, and its student is the network fine-tuned towards those choices: the corrections are not carried into
 the rounds' checkpoints (:mod:`training.distill` says how).
 
-The run folder keeps ``command.txt``, a ``log.jsonl`` line per round (the search agent's match against the
-opponent and the distillation's figures) and the checkpoints; ``final.safetensors`` is the last round's.
-
-    python -m training.expert_iteration --init runs/default/checkpoints/latest.safetensors \\
-        --run-dir runs/exit --rounds 3 --games 1000 --workers 2 --seed 81001 --window 2
+The run folder keeps a ``log.jsonl`` line per round (the search agent's match against the opponent and the
+distillation's figures) and the checkpoints; ``final.safetensors`` is the last round's. A pipeline runs it as
+its ``expert_iteration`` stage (:mod:`training.stages.expert_iteration`); :func:`run_rounds` is the stage's
+work.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,40 +99,6 @@ def _search_on_ray(address: str, workers: int,
     return [part["match"] for part in parts]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m training.expert_iteration",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("--init", required=True, help="checkpoint file or shipped agent name of round 0")
-    ap.add_argument("--run-dir", required=True)
-    ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--games", type=int, default=1000, help="duplicate games per worker and round")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0, help="deal seed of round 0's worker 0 (then +1 each)")
-    ap.add_argument("--opponent", default="heuristic", help="the table's other team, in the games and in the "
-                    "rollouts (a greedy checkpoint or the heuristic)")
-    ap.add_argument("--samples", type=int, default=32)
-    ap.add_argument("--phases", default="trump+discard+play")
-    ap.add_argument("--search-options", default="", help="more options of the rollout spec, comma-joined "
-                    "key=value (e.g. margin=0.02,winprob=FILE: see smear_env.agents.rollout)")
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--lr", type=float, default=3e-4)
-    ap.add_argument("--batch", type=int, default=1024)
-    ap.add_argument("--window", type=int, default=1, help="distil on the targets of this many rounds: this "
-                    "one and the ones before it")
-    ap.add_argument("--changed-weight", type=float, default=1.0,
-                    help="distillation: loss weight of the rows where the search changed the policy's action")
-    ap.add_argument("--min-gain", type=float, default=None,
-                    help="distillation: keep only the changes the search valued at least this much above "
-                    "the policy's action")
-    ap.add_argument("--ray-address", default=None, metavar="ADDR",
-                    help="play each worker's share of a round as a Ray task at this address ('auto': the "
-                    "cluster this machine belongs to, 'local': a private Ray, 'host:port'); the targets come "
-                    "back to this process, so no node needs its disk (docs/ray.md)")
-    ap.add_argument("--resume", action="store_true", help="keep the rounds of --run-dir that are done "
-                    "(their checkpoint and log line written) and run the others")
-    return ap
-
-
 def done_rounds(run: Path) -> int:
     """How many rounds of run folder ``run`` are done: log lines whose checkpoints exist, in order."""
     n = 0
@@ -152,30 +114,21 @@ def done_rounds(run: Path) -> int:
     return n
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = build_parser()
-    args = ap.parse_args(argv)
-    if not args.changed_weight > 0:
-        ap.error(f"--changed-weight must be > 0, not {args.changed_weight}")
-    for key in ("rounds", "games", "workers", "samples", "epochs", "batch", "window"):
-        if getattr(args, key) < 1:
-            ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
-    given = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--resume"]
-    return run(args, " ".join(["python -m training.expert_iteration", *given]))
+def run_rounds(init: str, run: Path, *, rounds: int, games: int, workers: int, seed: int, opponent: str,
+               samples: int, phases: str, search_options: str, epochs: int, lr: float, batch: int,
+               window: int, changed_weight: float, min_gain: float | None, ray_address: str | None,
+               resume: bool = False) -> Path:
+    """The rounds of expert iteration from ``init`` (a checkpoint file or a shipped agent name) in run folder
+    ``run`` (the options: :class:`training.stages.expert_iteration.Config`); ``resume``: keep the rounds
+    already done. Returns the final checkpoint."""
 
-
-def run(args: argparse.Namespace, command: str) -> int:
-    """The rounds of ``args`` (:func:`build_parser`'s); ``args.resume``: keep the rounds already done."""
-
-    rollout_from_spec(search_spec(checkpoint_file(args.init), args.opponent, args.samples, args.phases,
-                                  args.search_options)).close()  # a bad option fails here, not in a worker
-    run = Path(args.run_dir)
+    rollout_from_spec(search_spec(checkpoint_file(init), opponent, samples, phases,
+                                  search_options)).close()  # a bad option fails here, not in a worker
     run.mkdir(parents=True, exist_ok=True)
-    (run / "command.txt").write_text(command + "\n")
-    policy_path = checkpoint_file(args.init)
+    policy_path = checkpoint_file(init)
     torch.set_num_threads(1)
     first = 1
-    if args.resume:
+    if resume:
         first = done_rounds(run) + 1
         if first > 1:
             policy_path = str(run / f"round{first - 1}.safetensors")
@@ -185,27 +138,27 @@ def run(args: argparse.Namespace, command: str) -> int:
         log.write_text("".join(ln + "\n" for ln in lines))
     elif (run / "log.jsonl").exists():
         (run / "log.jsonl").unlink()
-    for rnd in range(first, args.rounds + 1):
+    for rnd in range(first, rounds + 1):
         t0 = time.monotonic()
-        spec = search_spec(policy_path, args.opponent, args.samples, args.phases, args.search_options)
-        jobs = [(spec, args.opponent, args.games, args.seed + (rnd - 1) * args.workers + w,
-                 str(targets_path(run, rnd, w))) for w in range(args.workers)]
-        if args.ray_address:
-            matches = _search_on_ray(args.ray_address, args.workers, jobs)
-        elif args.workers > 1:
-            with worker_pool(args.workers) as pool:
+        spec = search_spec(policy_path, opponent, samples, phases, search_options)
+        jobs = [(spec, opponent, games, seed + (rnd - 1) * workers + w, str(targets_path(run, rnd, w)))
+                for w in range(workers)]
+        if ray_address:
+            matches = _search_on_ray(ray_address, workers, jobs)
+        elif workers > 1:
+            with worker_pool(workers) as pool:
                 matches = pool.map(_generate_star, jobs)
         else:
             matches = [_generate_star(jobs[0])]
         policy, meta = policy_from_checkpoint(policy_path)
-        window = range(max(1, rnd - args.window + 1), rnd + 1)
-        data = load_targets([targets_path(run, r, w) for r in window for w in range(args.workers)])
-        res = distill(policy, data, args.epochs, args.lr, args.batch, seed=args.seed + rnd,
-                      changed_weight=args.changed_weight, min_gain=args.min_gain)
+        kept = range(max(1, rnd - window + 1), rnd + 1)
+        data = load_targets([targets_path(run, r, w) for r in kept for w in range(workers)])
+        res = distill(policy, data, epochs, lr, batch, seed=seed + rnd, changed_weight=changed_weight,
+                      min_gain=min_gain)
         out = run / f"round{rnd}.safetensors"
         out_meta = distilled_metadata(meta, "expert_iteration", {
-            "command": command, "round": rnd, "init": args.init, "search": spec, "matches": matches,
-            "window": args.window, "changed_weight": args.changed_weight, "min_gain": args.min_gain, **res})
+            "round": rnd, "init": init, "search": spec, "matches": matches, "window": window,
+            "changed_weight": changed_weight, "min_gain": min_gain, **res})
         save_policy(out, policy.state_dict(), out_meta)
         line = {"round": rnd, "search": spec, "matches": matches, "distill": res,
                 "seconds": round(time.monotonic() - t0, 1), "checkpoint": str(out)}
@@ -214,8 +167,4 @@ def run(args: argparse.Namespace, command: str) -> int:
         print(json.dumps(line), flush=True)
         policy_path = str(out)
     shutil.copyfile(policy_path, run / "final.safetensors")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return run / "final.safetensors"

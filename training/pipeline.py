@@ -6,12 +6,13 @@ folder.
     RUN/command.txt            every command line that ran the pipeline
     RUN/stages/NN-id/          a stage's folder: what it wrote, and stage.json
 
-``stage.json`` records the stage's arguments, its input files with their SHA-256, and once it has finished
-its output files with theirs. Running the pipeline again (the same command, or ``--resume``) keeps a stage
-whose record matches -- the same arguments, the same inputs, its outputs intact -- and runs the others: a
-stage interrupted (Ctrl-C, ``kill -9``) is resumed where its own steps allow (a training stage from its
-latest checkpoint, expert iteration after its last finished round, an advantage stage's values step kept),
-a stage whose arguments or inputs changed is run afresh, and so is every stage after it whose inputs it
+``stage.json`` records the stage's config (:func:`recorded_config`: its section, its input fields resolved
+to the paths they take), its input files with their SHA-256, and once it has finished its output files with
+theirs. Running the pipeline again (the same command, or ``--resume``) keeps a stage whose record matches --
+the same config, the same inputs, its outputs intact -- and runs the others: a stage interrupted (Ctrl-C,
+``kill -9``) is resumed where its own steps allow (a training stage from its latest checkpoint, expert
+iteration after its last finished round, an advantage stage's values step kept), a stage whose config or
+inputs changed is run afresh, and so is every stage after it whose inputs it
 changes. ``--from-stage`` / ``--until-stage`` run a part (the stages before ``--from-stage`` must be done).
 A stage set to null is left out (how a variant drops a stage of the ``default`` block; the order of the
 stages is the ``default`` block's, a variant's new stages follow).
@@ -33,7 +34,7 @@ import yaml
 
 from .algorithms.config_base import ConfigError
 from .checkpoint import write_text_atomic
-from .config import from_dict
+from .config import from_dict, to_dict
 from .config_files import apply_overrides, deep_merge, did_you_mean, load_raw, validated
 from .loop import error, log_traceback
 from .stages import STAGES, StageConfig, stage_module
@@ -134,17 +135,40 @@ def plan(stages: list[Stage], run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+def recorded_config(cfg: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """What ``stage.json`` records of a stage's config: its section without ``kind``, each input field as
+    the path (or paths) it takes (a training stage: its resolved training config), as JSON reads it back."""
+    data = {k: v for k, v in to_dict(cfg).items() if k != "kind"}
+    return json.loads(json.dumps({**data, **inputs}))
+
+
 def _input_files(inputs: dict[str, Any]) -> dict[str, str]:
     files = [p for v in inputs.values() for p in (v if isinstance(v, list) else [v])]
     return {p: sha256(p) for p in files if Path(p).is_file()}
 
 
 def _read_record(folder: Path) -> dict[str, Any] | None:
+    """A stage's record; one a training stage of an earlier layout wrote (its config under ``args``) reads as
+    today's."""
     try:
         rec = json.loads((folder / STAGE_RECORD).read_text())
-        return rec if isinstance(rec, dict) else None
     except (OSError, ValueError):
         return None
+    if isinstance(rec, dict) and "config" not in rec and isinstance(rec.get("args"), dict):
+        rec["config"] = rec.pop("args")
+    return rec if isinstance(rec, dict) else None
+
+
+def check_records(run_dir: Path, stages: list[Stage]) -> None:
+    """Refuse (one ConfigError line saying what to do) stage folders whose ``stage.json`` records the
+    command-line arguments of an earlier layout, which cannot be compared with a config."""
+    old = [st.folder_name for st in stages
+           if isinstance((_read_record(run_dir / "stages" / st.folder_name) or {}).get("args"), list)]
+    if old:
+        raise ConfigError(f"run folder {str(run_dir)!r}: the stage.json of stage(s) {', '.join(old)} holds "
+                          "the command-line arguments of an earlier smear-train, not a config; delete those "
+                          "stage folders to run them again, or run with --from-stage a later stage to take "
+                          "them as they are")
 
 
 def _outputs_intact(rec: dict[str, Any]) -> bool:
@@ -180,6 +204,7 @@ def run_pipeline(data: dict[str, Any], run_dir: Path, command: str, from_stage: 
             raise ConfigError(f"{flag} {sid!r}: not a stage of this config (stages: {', '.join(ids)})")
     first = ids.index(from_stage) if from_stage else 0
     last = ids.index(until_stage) if until_stage else len(ids) - 1
+    check_records(run_dir, stages[first:last + 1])
     for st, p in list(zip(stages, plans, strict=True))[:first]:
         rec = _read_record(p["folder"])
         if not rec or rec.get("status") != "done" or not _outputs_intact(rec):
@@ -192,23 +217,23 @@ def run_pipeline(data: dict[str, Any], run_dir: Path, command: str, from_stage: 
     n = len(stages)
     for st, p in list(zip(stages, plans, strict=True))[first:last + 1]:
         folder, head = p["folder"], f"[{st.index}/{n}] {st.folder_name} ({st.kind})"
-        args = st.module.command(st.cfg, p["inputs"], folder)
+        config = recorded_config(st.cfg, p["inputs"])
         inputs = _input_files(p["inputs"])
         rec = _read_record(folder)
-        same = rec is not None and rec.get("args") == args and rec.get("inputs") == inputs
+        same = rec is not None and rec.get("config") == config and rec.get("inputs") == inputs
         if same and rec.get("status") == "done" and _outputs_intact(rec):
-            print(f"{head}: done before with these arguments and inputs; kept", file=sys.stderr, flush=True)
+            print(f"{head}: done before with this config and these inputs; kept", file=sys.stderr, flush=True)
             continue
         resume = same and rec.get("status") == "started"
         if folder.exists() and not resume:
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        record = {"id": st.id, "kind": st.kind, "args": args, "inputs": inputs, "status": "started"}
+        record = {"id": st.id, "kind": st.kind, "config": config, "inputs": inputs, "status": "started"}
         write_text_atomic(folder / STAGE_RECORD, json.dumps(record, indent=1))
         print(f"{head}: {'resuming' if resume else 'running'}", file=sys.stderr, flush=True)
         t0 = time.monotonic()
         try:
-            status = st.module.run(args, folder, resume)
+            status = st.module.run(st.cfg, p["inputs"], folder, resume)
         except KeyboardInterrupt:
             status = 130
         except Exception as e:  # a bad input file, a full disk, a bug: one line (a traceback in error.log)

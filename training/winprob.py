@@ -1,26 +1,21 @@
 """Fit a win-probability model (:mod:`smear_env.agents.winprob`) on games of chosen policies.
 
-``--team`` (seats 0 and 2) plays ``--games`` games against ``--opponent`` (1 and 3) on the batched engine;
-every hand start of a finished game (its scores and who deals) is a row, labelled by whether ``--team`` won
-that game (games cut off at ``max_hands`` are dropped). A small tanh MLP is fitted by logistic loss (full
-batch, Adam); the file records the held-out log-loss next to that of the constant (the overall win rate).
+``team`` (seats 0 and 2) plays ``games`` games against ``opponent`` (1 and 3) on the batched engine; every
+hand start of a finished game (its scores and who deals) is a row, labelled by whether ``team`` won that game
+(games cut off at ``max_hands`` are dropped). A small tanh MLP is fitted by logistic loss (full batch, Adam);
+the file records the held-out log-loss next to that of the constant (the overall win rate).
 
-``--shards S`` splits the games into S shares with seeds derived from ``--seed`` and the share's index
-(:func:`shard_seeds`; one share plays on ``--seed`` itself), and ``--workers W`` plays the shares in W
-processes: the rows, and so the model, depend on the seed and the shares, never on the workers.
-
-    python -m training.winprob --team default --opponent heuristic --games 20000 --seed 93001 \\
-        --out runs/winprob.safetensors
-    python -m training.winprob --team default --games 20000 --seed 93001 --shards 2 --workers 2 \\
-        --out runs/winprob2.safetensors
+``shards`` S splits the games into S shares with seeds derived from ``seed`` and the share's index
+(:func:`shard_seeds`; one share plays on ``seed`` itself), and ``workers`` W plays the shares in W processes:
+the rows, and so the model, depend on the seed and the shares, never on the workers. A pipeline runs it as
+its ``winprob`` stage (:mod:`training.stages.winprob`); :func:`fit_file` is the stage's work.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -143,51 +138,20 @@ def grouped(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return cells.astype(np.float32), won.astype(np.float32), count.astype(np.float32)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m training.winprob", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--team", default="default", help="agent spec of seats 0 and 2 (does not draw)")
-    ap.add_argument("--opponent", default="heuristic", help="agent spec of seats 1 and 3 (does not draw)")
-    ap.add_argument("--games", type=int, default=20000)
-    ap.add_argument("--hidden", type=int, nargs="+", default=[32, 32])
-    ap.add_argument("--steps", type=int, default=6000,
-                    help="full-batch Adam steps")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--shards", type=int, default=1, help="shares of the games, each on its own deal seed "
-                    "(1: --seed itself); the model depends on this, not on --workers")
-    ap.add_argument("--workers", type=int, default=1, help="processes that play the shares")
-    ap.add_argument("--out", required=True)
-    return ap
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = build_parser()
-    args = ap.parse_args(argv)
-    if args.games < 1 or args.steps < 1 or any(h < 1 for h in args.hidden):
-        ap.error("--games, --steps and --hidden must be >= 1")
-    for key in ("shards", "workers"):
-        if getattr(args, key) < 1:
-            ap.error(f"--{key} must be >= 1, not {getattr(args, key)}")
-    return run(args, " ".join(["python -m training.winprob", *(argv or sys.argv[1:])]))
-
-
-def run(args: argparse.Namespace, command: str) -> int:
-    """Collect the games of ``args`` (:func:`build_parser`'s), fit, write ``args.out``."""
+def fit_file(team: str, out: str | Path, *, opponent: str, games: int, hidden: Sequence[int], steps: int,
+             seed: int, shards: int, workers: int) -> dict[str, float]:
+    """Collect the games (:func:`collect_shards`), fit (:func:`fit`), write the model to ``out``; returns the
+    fit's figures."""
     torch.set_num_threads(1)
     rules = SmearRules()
     t0 = time.monotonic()
-    x, y = collect_shards(args.team, args.opponent, args.games, args.seed, rules, args.shards, args.workers)
-    tensors, res = fit(x, y, args.hidden, rules.target_score, args.steps, args.seed)
-    record = {"team": args.team, "opponent": args.opponent, "games": args.games, "steps": args.steps,
-              "seed": args.seed, "shards": args.shards,
-              "command": command,
-              **res, "seconds": round(time.monotonic() - t0, 1)}
-    meta = base_metadata(rules, {"hidden_sizes": list(args.hidden), "activation": "tanh"}, KIND, 0,
+    x, y = collect_shards(team, opponent, games, seed, rules, shards, workers)
+    tensors, res = fit(x, y, hidden, rules.target_score, steps, seed)
+    record = {"team": team, "opponent": opponent, "games": games, "steps": steps, "seed": seed,
+              "shards": shards, **res, "seconds": round(time.monotonic() - t0, 1)}
+    meta = base_metadata(rules, {"hidden_sizes": list(hidden), "activation": "tanh"}, KIND, 0,
                          training=record)
     meta["kind"] = KIND
-    save_tensors(args.out, tensors, meta)
-    print(f"wrote {args.out}: {res}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    save_tensors(out, tensors, meta)
+    print(f"wrote {out}: {res}")
+    return res

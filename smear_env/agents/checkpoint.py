@@ -22,7 +22,7 @@ Tensor names: ``policy.<param>`` (the policy network's state dict; the layout wr
 outputs are advantages), and in training checkpoints also ``optim.<i>.<key>``, ``pool.<k>.<param>`` and
 ``rng.torch``.
 
-A **correction** (``python -m training.advantage``) is one step of policy improvement without search: a
+A **correction** (the ``advantage`` stage) is one step of policy improvement without search: a
 network estimating how much better each legal action is than the policy's greedy one. Where its best
 legal action is more than ``margin`` above the greedy one, the two actions' logits are exchanged, so the
 greedy choice becomes the correction's and the sampling distribution keeps its shape

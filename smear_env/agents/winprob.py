@@ -4,7 +4,7 @@ The rollout search (:mod:`smear_env.agents.rollout`) values an action by the han
 as the training reward does. A game is won at the target score (R18-R20), so a point is worth more at 13-13
 than at 0-0, and a safe pass can be worth more than a likely contract when the other team is about to go
 out. :class:`WinProbability` holds ``P(own team wins the game | own score, other score, who deals)`` at the
-start of a hand: a small numpy MLP fitted by ``python -m training.winprob`` on games of chosen policies (for
+start of a hand: a small numpy MLP fitted by the ``winprob`` stage on games of chosen policies (for
 a search that models the heuristic as the other team: games of its own policy against the heuristic). Called
 as a rollout objective (``play_out(..., value=model)``), a hand that ends the game is worth its result (1 or
 0), a hand that does not is worth the model's chance of winning from the new score with the new dealer.
@@ -68,7 +68,7 @@ class WinProbability:
 
 
 def load_winprob(path: str | Path, rules: Any = None) -> WinProbability:
-    """A :class:`WinProbability` from a file written by ``python -m training.winprob``, checked like a
+    """A :class:`WinProbability` from a file written by the ``winprob`` stage (training), checked like a
     policy checkpoint (environment version, rules when given); another kind of file is a
     :class:`~smear_env.agents.checkpoint.CheckpointError` that says so."""
 

@@ -10,17 +10,17 @@ run folder, ``RUN/stages/NN-id/``. A stage module defines:
   that take another stage's output (a stage id, or left out for the latest earlier output of that role),
   ``outputs`` the files the stage writes in its folder, by role (``policy``, ``winprob``, ``values``,
   ``result``);
-* ``command(cfg, inputs, folder) -> list[str]``: the stage's arguments, recorded (``stage.json``) before it
-  runs and compared when the pipeline is run again;
-* ``run(args, folder, resume) -> int``: run it (``resume``: keep what an interrupted run of the same
-  arguments finished), returning an exit status.
+* ``run(cfg, inputs, folder, resume) -> int``: run it with its config and its resolved inputs (field ->
+  path, or paths) into ``folder`` (``resume``: keep what an interrupted run of the same config and inputs
+  finished), returning an exit status. The pipeline records the config and the inputs (``stage.json``)
+  before the stage runs, and compares them when it is run again.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..algorithms.config_base import Section
 
@@ -57,16 +57,3 @@ def stage_module(kind: str) -> ModuleType:
 def stage_configs() -> dict[str, type[StageConfig]]:
     """Stage kind -> its config model."""
     return {kind: stage_module(kind).Config for kind in STAGES}
-
-
-def cli_args(cfg: StageConfig, skip: tuple[str, ...] = ()) -> list[str]:
-    """``--flag value`` of every field of ``cfg`` but ``kind``, ``skip`` and None values (lists: one
-    ``--flag v1 v2 ...``; floats as ``repr``)."""
-    out: list[str] = []
-    for name in type(cfg).model_fields:
-        value: Any = getattr(cfg, name)
-        if name == "kind" or name in skip or value is None:
-            continue
-        flag = "--" + name.replace("_", "-")
-        out += [flag, *map(str, value)] if isinstance(value, list) else [flag, str(value)]
-    return out

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..algorithms.config_base import Fraction, NonNegative, Positive
-from . import StageConfig, cli_args
+from . import StageConfig
 
 
 class Config(StageConfig):
@@ -58,23 +58,10 @@ class Config(StageConfig):
     outputs = {"values": "round.json", "policy": "final.safetensors"}
 
 
-def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
-    args = ["--init", inputs["init"], "--run-dir", str(folder)]
-    if inputs.get("winprob"):
-        args += ["--winprob", inputs["winprob"]]
-    if inputs.get("more_values"):
-        args += ["--more-values", *(str(Path(p).parent) for p in inputs["more_values"])]
-    skip = ("init", "winprob", "more_values", "share", "steps", "max_logit_gap")
-    args += cli_args(cfg, skip) + ["--steps", ",".join(cfg.steps)]
-    args += ["--max-logit-gap", "inf" if cfg.max_logit_gap is None else repr(cfg.max_logit_gap)]
-    if cfg.share:
-        args += ["--share", ",".join(f"{k}={v!r}" for k, v in cfg.share.items())]
-    return args
+def run(cfg: Config, inputs: dict[str, Any], folder: Path, resume: bool) -> int:
+    from ..advantage import run_round  # lazy: heavy (torch)
 
-
-def run(args: list[str], folder: Path, resume: bool) -> int:
-    from ..advantage import build_parser  # lazy: heavy (torch)
-    from ..advantage import run as run_round  # lazy: heavy (torch)
-
-    ns = build_parser().parse_args([*args, *(["--resume"] if resume else [])])
-    return run_round(ns, " ".join(["python -m training.advantage", *args]))
+    more = [str(Path(p).parent) for p in inputs.get("more_values", [])]  # the folders of their round.json
+    run_round(inputs["init"], folder, **cfg.model_dump(exclude={"kind", "init", "more_values", "winprob"}),
+              more_values=more, winprob=inputs.get("winprob"), resume=resume)
+    return 0

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..algorithms.config_base import Positive
-from . import StageConfig, cli_args
+from . import StageConfig
 
 
 class Config(StageConfig):
@@ -39,12 +39,9 @@ class Config(StageConfig):
     outputs = {"policy": "final.safetensors"}
 
 
-def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
-    return ["--init", inputs["init"], "--out", str(folder / "final.safetensors"), *cli_args(cfg, ("init",))]
+def run(cfg: Config, inputs: dict[str, Any], folder: Path, resume: bool) -> int:
+    from ..distill import distill_file  # lazy: heavy (torch)
 
-
-def run(args: list[str], folder: Path, resume: bool) -> int:
-    from ..distill import build_parser  # lazy: heavy (torch)
-    from ..distill import run as run_distill  # lazy: heavy (torch)
-
-    return run_distill(build_parser().parse_args(args), " ".join(["python -m training.distill", *args]))
+    distill_file(inputs["init"], cfg.data, folder / "final.safetensors",
+                 **cfg.model_dump(exclude={"kind", "init", "data"}))
+    return 0

@@ -7,7 +7,7 @@ import contextlib
 import io
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -37,12 +37,9 @@ class Config(StageConfig):
     outputs = {"result": "result.json"}
 
 
-def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
+def run(cfg: Config, inputs: dict[str, Any], folder: Path, resume: bool) -> int:
     seed = [] if cfg.seed is None else ["--seed", str(cfg.seed)]
-    return [inputs["agent"], cfg.opponent, "--games", str(cfg.games), *seed, "--workers", str(cfg.workers)]
-
-
-def run(args: list[str], folder: Path, resume: bool) -> int:
+    args = [inputs["agent"], cfg.opponent, "--games", str(cfg.games), *seed, "--workers", str(cfg.workers)]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         status = smear_eval([*args, "--json"])

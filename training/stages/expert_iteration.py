@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..algorithms.config_base import Positive
-from . import StageConfig, cli_args
+from . import StageConfig
 
 
 class Config(StageConfig):
@@ -62,18 +62,12 @@ class Config(StageConfig):
     outputs = {"policy": "final.safetensors"}
 
 
-def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
-    args = ["--init", inputs["init"], "--run-dir", str(folder)]
-    args += cli_args(cfg, ("init", "search_options", "search_winprob"))
+def run(cfg: Config, inputs: dict[str, Any], folder: Path, resume: bool) -> int:
+    from ..expert_iteration import run_rounds  # lazy: heavy (torch)
+
     options = [cfg.search_options] if cfg.search_options else []
     if inputs.get("search_winprob"):
         options.append(f"winprob={inputs['search_winprob']}")
-    return args + (["--search-options", ",".join(options)] if options else [])
-
-
-def run(args: list[str], folder: Path, resume: bool) -> int:
-    from ..expert_iteration import build_parser  # lazy: heavy (torch)
-    from ..expert_iteration import run as run_rounds  # lazy: heavy (torch)
-
-    ns = build_parser().parse_args([*args, *(["--resume"] if resume else [])])
-    return run_rounds(ns, " ".join(["python -m training.expert_iteration", *args]))
+    rest = cfg.model_dump(exclude={"kind", "init", "search_options", "search_winprob"})
+    run_rounds(inputs["init"], folder, **rest, search_options=",".join(options), resume=resume)
+    return 0

@@ -23,19 +23,11 @@ class Config(TrainConfig, StageConfig):
     outputs = {"policy": "checkpoints/latest.safetensors"}
 
 
-def command(cfg: TrainConfig, inputs: dict[str, Any], folder: Path) -> dict[str, Any]:
-    data = to_dict(cfg)
-    data.pop("kind", None)
-    if inputs.get("init_from"):
-        data["init_from"] = inputs["init_from"]
-    return data
-
-
-def run(args: dict[str, Any], folder: Path, resume: bool) -> int:
+def run(cfg: Config, inputs: dict[str, Any], folder: Path, resume: bool) -> int:
     from ..loop import train
 
-    cfg = from_dict(args)
+    train_cfg = from_dict({**{k: v for k, v in to_dict(cfg).items() if k != "kind"}, **inputs})
     ckpts = folder / "checkpoints"
     started = ckpts.is_dir() and any(ckpts.glob("*.safetensors"))
-    return train(cfg, folder, resume=resume and started, command="smear-train pipeline stage " + folder.name,
-                 overwrite=not (resume and started))
+    return train(train_cfg, folder, resume=resume and started,
+                 command="smear-train pipeline stage " + folder.name, overwrite=not (resume and started))

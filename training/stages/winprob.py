@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from . import StageConfig, cli_args
+from . import StageConfig
 
 
 class Config(StageConfig):
@@ -38,12 +38,8 @@ class Config(StageConfig):
     outputs = {"winprob": "winprob.safetensors"}
 
 
-def command(cfg: Config, inputs: dict[str, str], folder: Path) -> list[str]:
-    return ["--team", inputs["team"], *cli_args(cfg, ("team",)), "--out", str(folder / "winprob.safetensors")]
+def run(cfg: Config, inputs: dict[str, Any], folder: Path, resume: bool) -> int:
+    from ..winprob import fit_file  # lazy: heavy (torch)
 
-
-def run(args: list[str], folder: Path, resume: bool) -> int:
-    from ..winprob import build_parser  # lazy: heavy (torch)
-    from ..winprob import run as run_fit  # lazy: heavy (torch)
-
-    return run_fit(build_parser().parse_args(args), " ".join(["python -m training.winprob", *args]))
+    fit_file(inputs["team"], folder / "winprob.safetensors", **cfg.model_dump(exclude={"kind", "team"}))
+    return 0
