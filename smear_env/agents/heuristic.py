@@ -2,9 +2,9 @@
 
 The agent reasons on what the observer sees, relative to its seat (observer = seat 0, left = 1, partner =
 2, right = 3; own team = team 0). The rules are written once, in
-:mod:`smear_env.agents.heuristic_batched`, over the observation's card and state fields: for many rows at
+:mod:`smear_env.agents.heuristic_rules`, over the observation's card and state fields: for many rows at
 once on numpy arrays (:class:`~smear_env.agents.heuristic_batched.BatchedHeuristicAgent`) and for one row
-on Python ints (:func:`~smear_env.agents.heuristic_batched.choose`). :class:`HeuristicAgent` is the
+on Python ints (:func:`~smear_env.agents.heuristic_row.choose`). :class:`HeuristicAgent` is the
 per-seat adapter: ``act(obs)`` reads the fields from the observation vector, :meth:`HeuristicAgent.act_view`
 from an observer-relative :class:`~smear_env.engine.infoset.PlayerView` (the evaluation loop uses it to skip
 the encode step; both give the same action). The numbers it compares are in
@@ -44,7 +44,7 @@ from ..core.config import SmearRules
 from ..core.rules import discard_pool
 from ..engine.infoset import PlayerView
 from ..engine.observation import HAND, TRUMP_
-from .heuristic_batched import FIELDS, choose, observation_fields, view_fields
+from .heuristic_row import FIELDS, choose, observation_fields, view_fields
 from .heuristic_values import BID_MARGIN, MIN_ESTIMATE, best_suit, keep_value, rules_code, suit_estimate
 
 __all__ = ["HeuristicAgent", "suit_estimate", "best_suit", "keep_value", "heuristic_plan"]

@@ -2,7 +2,7 @@
 estimate of a hand's points with a suit as trump (bidding, trump, the lead that names trump), how much the
 bidder wants to keep a side card (discards), what a card costs to throw away, and what it is worth to feed
 a partner who wins the trick. The tuned constants live here too, and the tables of these functions that
-the implementation (:mod:`smear_env.agents.heuristic_batched`) looks its choices up in."""
+the rules (:mod:`smear_env.agents.heuristic_rules`) look their choices up in."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def _ordinals(values: np.ndarray) -> np.ndarray:
 
 
 def _card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The heuristic's per-card values as ordinals (:mod:`smear_env.agents.heuristic_batched` says why),
+    """The heuristic's per-card values as ordinals (:mod:`smear_env.agents.heuristic_rules` says why),
     then per suit:
 
     * ``throw[t, out, cand]``: least ``ord * 32 + rank`` of ``throw_cost`` over the ranks in ``cand``
