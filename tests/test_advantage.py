@@ -269,7 +269,9 @@ def test_a_round_writes_a_corrected_checkpoint_and_its_record(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("section, message", [
-    ({"share": {"bids": 0.5}}, "'stages.advantage.share.bids'"),
+    ({"share": {"bids": 0.5}},
+     "'stages.advantage.share.bids': 'bids' is not one of 'bid', 'trump', 'discard' or 'play'"),
+    ({"steps": []}, "'stages.advantage.steps': expected at least 1 item, got 0 items"),
     ({"share": {"play": 2}}, "'stages.advantage.share.play': expected a number in [0, 1], got 2.0"),
     ({"steps": ["values", "train"]}, "'stages.advantage.steps[1]': 'train' is not one of 'values', 'fit'"),
     ({"positions": 0}, "'stages.advantage.positions': expected an integer from 1 to"),

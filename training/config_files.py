@@ -204,6 +204,8 @@ def bound_text(node: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
             each = bound_text(o.get("items") or o.get("additionalProperties") or {}, defs)
             lo = o.get("minItems", o.get("minProperties", 0))
             return f"{lo} to {hi} items" + (f", each {each}" if each else "") + null
+        if (lo := o.get("minItems", o.get("minProperties"))) is not None:
+            return f"at least {lo} item{'s' * (lo != 1)}{null}"
         lo_x, hi_x = "exclusiveMinimum" in o, "exclusiveMaximum" in o
         lo, hi = o.get("minimum", o.get("exclusiveMinimum")), o.get("maximum", o.get("exclusiveMaximum"))
         kind = "an integer" if o.get("type") == "integer" else "a number"
@@ -240,7 +242,8 @@ def validated(cls: type[BaseModel], data: Any, prefix: str = "", keys_text: str 
         size = f"{len(got)} items" if isinstance(got, list | dict) else short_repr(got)
         text = f"expected {bound_text(node, defs)}, got {size}"
     elif kinds & {"literal_error", "enum"}:
-        allowed = ", ".join(map(repr, node.get("enum") or [node.get("const")]))
+        options = node.get("enum") or ([node["const"]] if "const" in node else [])
+        allowed = ", ".join(map(repr, options)) or first.get("ctx", {}).get("expected", "?")
         text = f"{short_repr(got)} is not one of {allowed}"
     elif "value_error" in kinds:
         text = str(first["ctx"]["error"])
