@@ -136,7 +136,7 @@ def test_no_import_cycle_among_the_training_modules():
     from tests.test_import_cycles import cycles, import_graph
 
     graph = import_graph("training")
-    assert "training.algorithms" in graph["training.config"] and not cycles(graph)
+    assert "training.configs" in graph["training.config"] and not cycles(graph)
 
 
 def test_validating_a_config_imports_neither_torch_nor_sb3():

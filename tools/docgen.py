@@ -269,8 +269,9 @@ def model_cards() -> str:
 
 def config_reference() -> str:
     from training.config import help_text
+    from training.stages import stage_configs
 
-    return _code(help_text())
+    return _code(help_text(stage_configs()))
 
 
 def eval_cli() -> str:

@@ -1,6 +1,8 @@
 """Training stack for smear-rl (the only package that imports torch).
 
-* :mod:`training.config` -- the config's pydantic models (one docstring per field);
+* :mod:`training.configs` -- the typed configs below everything else here (what a section is made of, each
+  algorithm's ``algorithm:`` keys, the algorithm registry); :mod:`training.config` -- the run config built
+  on them (one docstring per field);
   :mod:`training.config_files`
   -- YAML files with a ``default:`` block and named variants, ``--set``, one-line errors, the JSON Schema;
 * :mod:`training.train` -- the ``smear-train`` CLI; :mod:`training.loop` -- the training loop;

@@ -3,7 +3,7 @@
 A config file is YAML with a ``default:`` block and optional named variants (RL-Zoo style), merged over
 ``default`` when chosen with ``--variant``; ``--set key.path=value`` overrides one field. The ``algorithm:``
 section holds the keys of the algorithm its ``name`` picks (its torch-free config class, named by the registry
-:data:`training.algorithms.ALGORITHMS`, declares them with what it supports of the other sections and its own
+:data:`training.configs.ALGORITHMS`, declares them with what it supports of the other sections and its own
 checks); this module names no algorithm. Reading files, errors, the JSON Schema and ``--help-config`` are
 :mod:`training.config_files`. A stored config (a run folder's ``config.yaml``, a checkpoint's ``training``
 metadata) written when every algorithm shared one flat ``algorithm:`` section is read with ``stored=True``:
@@ -23,19 +23,6 @@ from smear_env.agents.registry import make_agent
 from smear_env.core.actions import short_repr
 from smear_env.core.config import RuleOptionError, SmearRules
 
-from .algorithms import ALGORITHMS, config_class
-from .algorithms.config_base import (
-    MAX_DECISIONS,
-    MAX_ROLLOUT,
-    AlgorithmConfig,
-    ConfigError,
-    Decisions,
-    Fraction,
-    NonNegative,
-    Positive,
-    Section,
-    yaml_float,
-)
 from .config_files import (
     apply_overrides,
     deep_merge,
@@ -46,6 +33,19 @@ from .config_files import (
     safe_load_bounded,
     schema_of,
     validated,
+)
+from .configs import ALGORITHMS, config_class
+from .configs.base import (
+    MAX_DECISIONS,
+    MAX_ROLLOUT,
+    AlgorithmConfig,
+    ConfigError,
+    Decisions,
+    Fraction,
+    NonNegative,
+    Positive,
+    Section,
+    yaml_float,
 )
 
 __all__ = ["MAX_DECISIONS", "MAX_ROLLOUT", "ConfigError", "TrainConfig", "apply_overrides", "deep_merge",
@@ -398,10 +398,9 @@ def schema(stages: dict[str, type] | None = None) -> dict[str, Any]:
     return schema_of(TrainConfig, algorithms, SmearRules, stages or {})
 
 
-def help_text() -> str:
+def help_text(stages: dict[str, type] | None = None) -> str:
     """Every field of the config with its type, default, bounds and documentation: each registered
-    algorithm's keys, the training keys, then each stage kind's section but ``train`` (the training keys)."""
-    from .stages import stage_configs
-
-    stages = {k: v for k, v in stage_configs().items() if k != "train"}
+    algorithm's keys, the training keys, then, given (``training.stages.stage_configs()``), each stage kind's
+    section but ``train`` (the training keys)."""
+    stages = {k: v for k, v in (stages or {}).items() if k != "train"}
     return help_text_of(TrainConfig, {n: config_class(n) for n in ALGORITHMS}, stages)

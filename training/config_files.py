@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError, create_model
 
 from smear_env.core.actions import short_repr
 
-from .algorithms.config_base import ConfigError
+from .configs.base import ConfigError
 
 MAX_CONFIG_BYTES, MAX_YAML_DEPTH, MAX_INT_DIGITS = 1_000_000, 20, 40  # the largest bound (2**63 - 1) has 19
 

@@ -2,7 +2,7 @@
 
 :func:`fit` runs ``epochs`` passes of Adam at a constant learning rate (the fits are short, a few passes, and
 fine-tune or regress; the RL algorithms' schedule is
-:meth:`~training.algorithms.config_base.UpdateConfig.lr_at`): each pass a permutation of the training
+:meth:`~training.configs.base.UpdateConfig.lr_at`): each pass a permutation of the training
 rows drawn from the caller's generator, in minibatches, or (no rows) one full-batch step. The caller's
 ``loss(idx)`` returns the minibatch's loss and the figures it wants kept; :func:`fit` returns them per pass.
 Its users: the imitation warm start, distillation, the advantage correction and the win model.

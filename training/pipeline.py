@@ -32,10 +32,10 @@ from typing import Any
 
 import yaml
 
-from .algorithms.config_base import ConfigError
 from .checkpoint import write_text_atomic
 from .config import from_dict, to_dict
 from .config_files import apply_overrides, deep_merge, did_you_mean, load_raw, validated
+from .configs.base import ConfigError
 from .loop import error, log_traceback
 from .stages import STAGES, StageConfig, stage_module
 

@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         from .config import schema
         from .stages import stage_configs
 
-        print(help_text() if args.help_config else json.dumps(schema(stage_configs()), indent=1))
+        stages = stage_configs()
+        print(help_text(stages) if args.help_config else json.dumps(schema(stages), indent=1))
         return 0
     prog = os.path.basename(sys.argv[0])
     prog = "python -m training.train" if prog in ("train.py", "__main__.py", "") else prog

@@ -55,7 +55,7 @@ MAX_HANDS = 200
 class DMCTrainer(OwnPolicyTrainer):
     """Deep Monte-Carlo trainer (see the module docstring). ``step`` counts learner decisions trained on.
     What it can seat and that it has no warm start are declared by its config class
-    (:class:`~training.algorithms.dmc_config.DMCConfig`) and checked by config validation."""
+    (:class:`~training.configs.dmc.DMCConfig`) and checked by config validation."""
 
     name = "dmc"
 

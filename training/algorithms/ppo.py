@@ -15,7 +15,7 @@ decisions of one scored hand form an episode whose only reward arrives at the ha
 Trajectories still open when a rollout is full carry over to the next rollout (their stored log-probs
 keep the PPO ratio exact), so no value bootstrapping across cut episodes is needed. The update is the shared
 component :class:`~training.algorithms.ppo_update.PPOUpdate`; the ``algorithm:`` keys are
-:class:`~training.algorithms.ppo_config.PPOConfig`'s.
+:class:`~training.configs.ppo.PPOConfig`'s.
 """
 
 from __future__ import annotations

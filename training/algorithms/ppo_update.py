@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..configs.ppo import PPOConfig
 from .decision_stats import TypeMeans, batch_stats, contract_scalars, decision_type
-from .ppo_config import PPOConfig
 
 
 def schedules(a: PPOConfig, step: int, total_timesteps: int) -> tuple[float, float]:
     """(learning rate, entropy coefficient) of a PPO update after ``step`` learner decisions: with
-    ``anneal_lr`` the learning rate is :meth:`~training.algorithms.config_base.AlgorithmConfig.lr_at`'s;
+    ``anneal_lr`` the learning rate is :meth:`~training.configs.base.AlgorithmConfig.lr_at`'s;
     the entropy coefficient moves linearly to ``ent_coef_final`` when it is given."""
     frac = min(1.0, step / total_timesteps)
     lr = a.lr_at(step, total_timesteps)
@@ -35,7 +35,7 @@ def schedules(a: PPOConfig, step: int, total_timesteps: int) -> tuple[float, flo
 
 class PPOUpdate:
     """PPO on rollout batches for ``policy`` (a :class:`~training.policy.SmearPolicy`), configured by a
-    :class:`~training.algorithms.ppo_config.PPOConfig`; minibatches are shuffled with ``rng``."""
+    :class:`~training.configs.ppo.PPOConfig`; minibatches are shuffled with ``rng``."""
 
     def __init__(self, policy: torch.nn.Module, a: PPOConfig, total_timesteps: int,
                  rng: np.random.Generator) -> None:

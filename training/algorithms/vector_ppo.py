@@ -32,7 +32,7 @@ bootstrapped with the value of that seat's current view (``VectorGame.observe(se
 next decision starts a new trajectory (rewards in between are left to that bootstrap value, as in any
 truncated PPO rollout). The PPO update itself is native ``ppo``'s: the shared component
 :class:`~training.algorithms.ppo_update.PPOUpdate`; the ``algorithm:`` keys are
-:class:`~training.algorithms.vector_ppo_config.VectorPPOConfig`'s.
+:class:`~training.configs.vector_ppo.VectorPPOConfig`'s.
 
 With ``algorithm.overlap`` the rollout and the update run at the same time, on two cores: the update of
 rollout k runs in a worker thread (torch releases the GIL in its kernels) while the main thread collects

@@ -22,7 +22,7 @@ import importlib
 from types import ModuleType
 from typing import ClassVar
 
-from ..algorithms.config_base import Section
+from ..configs.base import Section
 
 STAGES: dict[str, str] = {
     "train": ".train",

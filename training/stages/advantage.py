@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..algorithms.config_base import Fraction, NonNegative, Positive
+from ..configs.base import Fraction, NonNegative, Positive
 from . import StageConfig
 
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..algorithms.config_base import Positive
+from ..configs.base import Positive
 from . import StageConfig
 
 

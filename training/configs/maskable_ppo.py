@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .ppo_config import PPOConfig
+from .ppo import PPOConfig
 
 
 class MaskablePPOConfig(PPOConfig):

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from .config_base import ConfigError
-from .ppo_config import PPOHyperparameters
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..config import TrainConfig
+from .base import ConfigError
+from .ppo import PPOHyperparameters
 
 ACTIVATIONS = ("relu", "tanh")
 """network.activation values RLlib's MLP has."""
@@ -27,7 +24,7 @@ class RLlibPPOConfig(PPOHyperparameters):
     name: Literal["rllib_ppo"] = "rllib_ppo"  # type: ignore[assignment]
     """Algorithm, one of training.algorithms.ALGORITHMS."""
 
-    def check(self, cfg: TrainConfig) -> None:
+    def check(self, cfg: Any) -> None:
         """network.activation must be one RLlib's MLP has."""
         super().check(cfg)
         if cfg.network.activation not in ACTIVATIONS:

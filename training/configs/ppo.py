@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .config_base import Fraction, NonNegative, Positive, UpdateConfig
+from .base import Fraction, NonNegative, Positive, UpdateConfig
 
 
 class PPOHyperparameters(UpdateConfig):

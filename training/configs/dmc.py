@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .config_base import Fraction, UpdateConfig
+from .base import Fraction, UpdateConfig
 
 
 class DMCConfig(UpdateConfig):
