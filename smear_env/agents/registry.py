@@ -16,7 +16,7 @@ Specs:
   (:mod:`smear_env.envs.integrations.openspiel_agent`; needs ``pip install "smear-rl[openspiel]"``);
 * ``cmd:<command line>`` or ``cmd[timeout=5]:<command line>`` -- a bot in any language, run as a child
   process speaking the line-based JSON protocol of docs/PROTOCOL.md
-  (:class:`~smear_env.agents.protocol.ProtocolAgent`);
+  (:class:`~smear_env.agents.protocol_agent.ProtocolAgent`);
 * ``rollout:base=default,samples=32,phases=trump+discard+play,...`` -- the rollout search
   (:func:`rollout_from_spec`), and ``split:bid=<spec>,play=<spec>`` -- one agent
   bids and names trump, the other discards and plays (:mod:`smear_env.agents.composite`): batched agents,
@@ -55,6 +55,7 @@ from .fixed import PasserAgent
 from .heuristic import HeuristicAgent
 from .heuristic_batched import BatchedHeuristicAgent
 from .pimc import PimcAgent
+from .protocol_agent import ProtocolAgent
 from .rollout import ROLLOUT_OPTIONS, ROLLOUT_PREFIX, RolloutAgent
 from .shipped import SHIPPED_AGENTS, shipped_path
 from .specs import parse_key_values, shown_spec
@@ -168,9 +169,6 @@ def make_agent(spec: str, rules: SmearRules | None = None, *, allow_commands: bo
     base, _, opts = text.partition(":")
     agent: Any
     if text.startswith(("cmd:", "cmd[")):
-        # lazy: protocol imports serve, which imports this module (a known cycle, .importlinter)
-        from .protocol import ProtocolAgent
-
         return ProtocolAgent.from_spec(text)  # named by its spec
     if base in ("random", "heuristic") and not opts:
         if base == "random":
