@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -108,3 +110,44 @@ def test_the_cycle_check_finds_a_cycle_and_skips_guarded_imports(tmp_path):
     assert cycles(graph) == []
     (pkg / "c.py").write_text("import pkg.a\n")
     assert cycles(import_graph("pkg", tmp_path)) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def sibling_graph(graph: dict[str, dict[str, int]], package: str) -> dict[str, dict[str, int]]:
+    """The imports among the children of ``package``, each child standing for itself and every module below
+    it (what import-linter's acyclic_siblings contract checks, lazy imports included)."""
+    prefix = package + "."
+
+    def child(mod: str) -> str | None:
+        return prefix + mod[len(prefix):].split(".")[0] if mod.startswith(prefix) else None
+
+    out: dict[str, dict[str, int]] = {c: {} for m in graph if (c := child(m))}
+    for mod, edges in graph.items():
+        a = child(mod)
+        for target, line in edges.items():
+            b = child(target)
+            if a and b and a != b:
+                out[a].setdefault(b, line)
+    return out
+
+
+@pytest.mark.parametrize("root", ["smear_env", "training"])
+def test_no_import_cycle_among_the_siblings_of_a_package(root):
+    """A package's modules and subpackages import each other one way only: the training config does not import
+    the trainers and stages that import it (training.configs is below them), and so on for every package."""
+    graph = import_graph(root)
+    packages = sorted({m for m in graph if any(o.startswith(m + ".") for o in graph)})
+    assert "training.configs" in packages or root != "training"
+    found = [(p, c) for p in packages for c in cycles(sibling_graph(graph, p))]
+    assert not found, "sibling import cycles: " + " | ".join(f"in {p}: {' <-> '.join(c)}" for p, c in found)
+
+
+def test_the_sibling_check_sees_a_cycle_through_subpackages(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    for f in ("__init__.py", "sub/__init__.py", "sub/x.py"):
+        (pkg / f).write_text("")
+    (pkg / "sub" / "y.py").write_text("def f():\n    from .. import a\n")
+    (pkg / "a.py").write_text("from .sub import x\n")
+    graph = import_graph("pkg", tmp_path)
+    assert graph["pkg.a"] == {"pkg.sub.x": 1} and graph["pkg.sub.y"] == {"pkg.a": 2}
+    assert cycles(graph) == [] and cycles(sibling_graph(graph, "pkg")) == [["pkg.a", "pkg.sub"]]
