@@ -29,6 +29,7 @@ the run is printed (the machine is shared: CPU seconds are the figures to compar
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import statistics
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,12 +70,19 @@ def aec_rate(seconds: float, seed: int) -> float:
     return steps / (time.process_time() - t0)
 
 
+def engine_module(name: str) -> Any:
+    """The engine module ``name`` of the tree on the path: ``smear_env.engine.<name>``, or in a tree from
+    before the layer folders, the module of that name at the package's root (the base of a comparison)."""
+    try:
+        return importlib.import_module(f"smear_env.engine.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"smear_env.{name}")
+
+
 def vector_rate(seconds: float, seed: int, lanes: int) -> float:
     import numpy as np
 
-    from smear_env.engine.vector import VectorGame
-
-    vg = VectorGame(lanes, seed=seed)
+    vg = engine_module("vector").VectorGame(lanes, seed=seed)
     rng = np.random.default_rng(seed)
     decisions = 0
     t0 = time.process_time()
