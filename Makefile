@@ -136,7 +136,8 @@ test-wheel: dist
 LADDER_ARGS ?=
 .PHONY: ladder
 ladder: $(STAMP)
-	$(BIN)/python -m smear_env.evaluation.ladder --cache runs/ladder/matches.jsonl --workers 2 $(LADDER_ARGS)
+	$(BIN)/python -m smear_env.evaluation.ladder --cache runs/ladder/matches.jsonl --workers 2 \
+		--references results/ladder-references.json $(LADDER_ARGS)
 
 DOCS_STAMP := $(VENV)/.installed-docs
 $(DOCS_STAMP): $(STAMP)

@@ -132,3 +132,47 @@ def test_players_option_keeps_the_commas_of_a_pimc_spec():
     assert L.split_players("random,pimc:samples=2,bid_samples=8,pimc,default") == [
         "random", "pimc:samples=2,bid_samples=8", "pimc", "default"]
     assert L.split_players("heuristic, scratch") == ["heuristic", "scratch"]
+
+
+def test_the_ladder_page_is_its_json_and_references_rendered(tmp_path):
+    """docs/ladder.md is what --render-only writes from docs/ladder.json and results/ladder-references.json
+    (the shipped page is current), OpenSpiel's ISMCTS included with the rating its win rate implies."""
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "ladder.md"
+    assert L.main(["--render-only", "--json", str(root / "docs/ladder.json"), "--out", str(out),
+                   "--references", str(root / "results/ladder-references.json")]) == 0
+    page = out.read_text()
+    assert page == (root / "docs/ladder.md").read_text()
+    # heuristic is rated 0: 15% implies 400 log10(0.15 / 0.85) = -301
+    assert ("| `openspiel:ismcts,simulations=50` | `heuristic` | 54011 | 40 | 15.0% [6.4%, 31.2%] | "
+            "-0.95 [-1.34, -0.55] | -301 [-466, -137] |") in page
+    assert 'smear-eval "openspiel:ismcts,simulations=200" default --games 40 --seed 54014' in page
+
+
+@pytest.mark.parametrize(("data", "needle"), [
+    ("[1]", "expected an object with format 'smear-ladder-references/1'"),
+    ('{"format": "smear-ladder-references/1", "matches": [{"agent": "x"}]}', "match 0 needs against, seed"),
+    ('{"format": "smear-ladder-references/1", "matches": [{"agent": "x", "against": "heuristic", "seed": 1, '
+     '"games": 2, "win_rate": 0.5, "ci95": [0.6, 0.7], "margin": 0, "margin_ci95": [0, 0], "command": "c", '
+     '"played": "d"}]}', "match 0 needs ci95"),
+    ("{", "references file"),
+])
+def test_a_bad_references_file_is_one_line(tmp_path, capsys, data, needle):
+    refs = tmp_path / "refs.json"
+    refs.write_text(data)
+    root = Path(__file__).resolve().parents[1]
+    assert L.main(["--render-only", "--json", str(root / "docs/ladder.json"), "--out", str(tmp_path / "x.md"),
+                   "--references", str(refs)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_references_against_a_player_off_the_ladder_are_refused(tmp_path, capsys):
+    refs = tmp_path / "refs.json"
+    m = {"agent": "x", "against": "nobody", "seed": 1, "games": 2, "win_rate": 0.5, "ci95": [0.4, 0.6],
+         "margin": 0.0, "margin_ci95": [0.0, 0.0], "command": "c", "played": "d"}
+    refs.write_text(json.dumps({"format": "smear-ladder-references/1", "matches": [m]}))
+    root = Path(__file__).resolve().parents[1]
+    assert L.main(["--render-only", "--json", str(root / "docs/ladder.json"), "--out", str(tmp_path / "x.md"),
+                   "--references", str(refs)]) == 2
+    assert "references against nobody: not ladder players" in capsys.readouterr().err

@@ -21,6 +21,12 @@ every pair with its interval, the games per pair, the seed, the date, the machin
 file with every match summary and its per-pair scores. ``--cache`` (a JSON-lines file) keeps each finished
 match, so an interrupted ladder continues where it stopped and players can be added without replaying the
 other pairs (a cached match is reused only for the same players, games, seed and rules).
+
+References outside the round robin (``--references FILE``, ``make ladder`` passes
+``results/ladder-references.json``): matches of other agents against ladder players, each with its own seed
+and games (:func:`read_references`); the page lists them with the rating each win rate implies on the
+ladder's scale. ``--render-only`` writes the page again from the JSON file and the references, playing no
+game.
 """
 
 from __future__ import annotations
@@ -59,6 +65,9 @@ DEFAULT_SLOW_GAMES = 400
 DEFAULT_SEED = 2026
 DEFAULT_BOOT = 1000
 FORMAT = "smear-ladder/1"
+REFERENCES_FORMAT = "smear-ladder-references/1"
+REFERENCE_KEYS = {"agent": str, "against": str, "seed": int, "games": int, "win_rate": float,
+                  "ci95": list, "margin": float, "margin_ci95": list, "command": str, "played": str}
 
 
 class LadderError(ValueError):
@@ -245,8 +254,58 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
-def render_markdown(doc: dict[str, Any], command: str = "") -> str:
-    """The ladder page (docs/ladder.md) of a :func:`run_ladder` document."""
+def read_references(path: str | Path) -> list[dict[str, Any]]:
+    """The matches of a references file: ``{"format": REFERENCES_FORMAT, "matches": [...]}``, each match with
+    the keys of :data:`REFERENCE_KEYS` (``win_rate`` and ``ci95`` of ``agent`` against ``against``, a ladder
+    player; ``command`` the smear-eval line that played it; ``played`` its date)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise LadderError(f"references file {str(path)!r}: {e}") from None
+    if not isinstance(data, dict) or data.get("format") != REFERENCES_FORMAT or \
+            not isinstance(data.get("matches"), list):
+        raise LadderError(f"references file {str(path)!r}: expected an object with format "
+                          f"{REFERENCES_FORMAT!r} and a list 'matches'")
+    for i, m in enumerate(data["matches"]):
+        bad = [k for k, t in REFERENCE_KEYS.items()
+               if not isinstance(m, dict) or not isinstance(m.get(k), t if t is not float else (int, float))]
+        if bad or not 0 < m["ci95"][0] <= m["win_rate"] <= m["ci95"][1] < 1:
+            raise LadderError(f"references file {str(path)!r}: match {i} needs {', '.join(bad) or 'ci95'} "
+                              f"(keys {', '.join(REFERENCE_KEYS)}; 0 < ci95[0] <= win_rate <= ci95[1] < 1)")
+    return data["matches"]
+
+
+def _implied(rating: float, w: float) -> float:
+    return rating + 400 * float(np.log10(w / (1 - w)))
+
+
+def _references_section(doc: dict[str, Any], refs: Sequence[dict[str, Any]]) -> list[str]:
+    rating = {r["player"]: r["rating"] for r in doc["ratings"]}
+    unknown = sorted({m["against"] for m in refs} - set(rating))
+    if unknown:
+        raise LadderError(f"references against {', '.join(unknown)}: not ladder players "
+                          f"({', '.join(rating)})")
+    lines = ["## Outside the round robin", "",
+             "Matches of other agents against ladder players, each on its own seed, with the rating its "
+             "win rate implies on this page's scale (the opponent's rating + 400 log10 of the odds, the "
+             "interval's ends alike) and the margin per hand with its pair-bootstrap interval.", "",
+             "| agent | against | seed | games | win rate [95%] | margin per hand | implied rating |",
+             "|---|---|---:|---:|---|---|---|"]
+    for m in refs:
+        r, (lo, hi), (mlo, mhi) = rating[m["against"]], m["ci95"], m["margin_ci95"]
+        lines.append(f"| `{m['agent']}` | `{m['against']}` | {m['seed']} | {m['games']:,} | "
+                     f"{_pct(m['win_rate'])} [{_pct(lo)}, {_pct(hi)}] | {m['margin']:+.2f} [{mlo:+.2f}, "
+                     f"{mhi:+.2f}] | {_implied(r, m['win_rate']):+.0f} [{_implied(r, lo):+.0f}, "
+                     f"{_implied(r, hi):+.0f}] |")
+    lines += ["", "Played " + ", ".join(sorted({m["played"] for m in refs})) + " with:", "", "```bash",
+              *(m["command"] for m in refs), "```", ""]
+    return lines
+
+
+def render_markdown(doc: dict[str, Any], command: str = "",
+                    references: Sequence[dict[str, Any]] = ()) -> str:
+    """The ladder page (docs/ladder.md) of a :func:`run_ladder` document; ``references``: matches from
+    :func:`read_references`, listed below the round robin."""
     players = doc["players"]
     m0 = doc["machine"]["start"]
     counts = sorted({m["games"] for m in doc["matches"]})
@@ -303,6 +362,8 @@ def render_markdown(doc: dict[str, Any], command: str = "") -> str:
         f"- Reproduce: `{command or 'make ladder'}` (the same seed and games give the same table).",
         "",
     ]
+    if references:
+        lines += _references_section(doc, references)
     short = [m for m in doc["matches"]
              if m["games"] < (DEFAULT_SLOW_GAMES if is_slow(m["a"]) or is_slow(m["b"]) else DEFAULT_GAMES)]
     if short:
@@ -347,6 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--cache", help="JSON-lines file of finished matches (reused when rerun)")
     ap.add_argument("--out", default="docs/ladder.md", help="Markdown page to write (default docs/ladder.md)")
     ap.add_argument("--json", help="JSON file to write (default: the page's path with .json)")
+    ap.add_argument("--references", metavar="FILE",
+                    help="matches of other agents against ladder players to list below the round robin")
+    ap.add_argument("--render-only", action="store_true",
+                    help="write the page again from the JSON file (and --references); play no game")
     return ap
 
 
@@ -358,9 +423,18 @@ def main(argv: list[str] | None = None) -> int:
     players += args.add
     command = " ".join(["python -m smear_env.evaluation.ladder",
                         *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+    out = Path(args.out)
+    js = Path(args.json) if args.json else out.with_suffix(".json")
     try:
+        refs = read_references(args.references) if args.references else []
+        if args.render_only:
+            doc = json.loads(js.read_text(encoding="utf-8"))
+            out.write_text(render_markdown(doc, doc.get("command", ""), refs), encoding="utf-8")
+            print(f"wrote {out} from {js}", file=sys.stderr)
+            return 0
         doc = run_ladder(players, args.games, args.slow_games, args.scale, args.seed, args.workers,
                          n_boot=args.boot, cache=args.cache, anchor=args.anchor)
+        page = render_markdown(doc, command, refs)
     except (LadderError, ValueError, OSError) as e:
         print(f"ladder: error: {str(e)[:2000]}", file=sys.stderr)
         return 2
@@ -368,11 +442,9 @@ def main(argv: list[str] | None = None) -> int:
         print("ladder: interrupted" + (f" (finished matches are in {args.cache})" if args.cache else ""),
               file=sys.stderr)
         return 130
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     doc["command"] = command
-    out.write_text(render_markdown(doc, command), encoding="utf-8")
-    js = Path(args.json) if args.json else out.with_suffix(".json")
+    out.write_text(page, encoding="utf-8")
     js.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     for r in doc["ratings"]:
         print(f"{r['player']:40s} {r['rating']:+7.0f}  [{r['lo']:+.0f}, {r['hi']:+.0f}]")
