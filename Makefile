@@ -9,7 +9,7 @@
 #   make bench  run every benchmarks/*.py
 #   make dist   build the sdist and the wheel into dist/ (python -m build)
 #   make test-wheel  install the wheel into a fresh venv and smoke-test it outside the source tree
-#   make default-90  a default-style agent in about 66 minutes on 2 idle cores (the model card's "90-minute recipe")
+#   make default-90  a default-style agent in about 57 minutes on 2 idle cores (the model card's "90-minute recipe")
 #   make ladder  round robin of every agent, rated: docs/ladder.md (LADDER_ARGS="--scale 0.05": quick)
 #   make docs   build the documentation site into site/ (mkdocs --strict: warnings are errors)
 #   make test-rllib     RLlib venv (.venv-rllib, constraints/rllib.txt): the test suite + examples/rllib_ppo.py
@@ -75,7 +75,7 @@ run: $(STAMP)
 
 # The 90-minute recipe (checkpoints/README.md, "A 90-minute recipe"; configs/default.yaml, variant r90): the
 # training cut to 24M decisions, four rounds of expert iteration, a win model, an advantage correction fitted
-# against the heuristic and random, then 2,000 games against the heuristic. About 66 minutes on 2 idle cores;
+# against the heuristic and random, then 2,000 games against the heuristic. About 57 minutes on 2 idle cores;
 # deterministic given its seeds. Run again after an interruption, it continues (the stages done are kept). The
 # agent is $(R90)/stages/05-advantage/final.safetensors.
 R90 ?= runs/default-90
