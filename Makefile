@@ -158,10 +158,10 @@ docs-serve: $(DOCS_STAMP)
 	.venv-$*/bin/python -m pip install -c constraints/$*.txt -e '.[dev,$*]'
 	@touch $@
 
-# The Ray pool, dmc-on-Ray and node-failure tests run in a pytest process of their own, one after another: in
-# a process that ran the RLlib tests before them, their actors were found dead on creation ("all references to
-# the actor were removed"); in their own process they pass.
-RAY_POOL_TESTS := tests/test_distributed_pool.py tests/test_dmc_ray.py tests/test_ray_faults.py
+# The Ray pool, dmc-on-Ray, two-node cluster and node-failure tests run in a pytest process of their own, one
+# after another: in a process that ran the RLlib tests before them, their actors were found dead on creation
+# ("all references to the actor were removed"); in their own process they pass.
+RAY_POOL_TESTS := tests/test_distributed_pool.py tests/test_dmc_ray.py tests/test_ray_faults.py tests/test_ray_cluster.py
 
 test-rllib: .venv-rllib/.installed
 	.venv-rllib/bin/python -m pytest -n $(PYTEST_WORKERS) $(addprefix --ignore=,$(RAY_POOL_TESTS)) $(PYTEST_ARGS)

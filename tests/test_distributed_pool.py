@@ -135,3 +135,21 @@ def test_an_expert_iteration_round_on_ray_equals_the_local_round(local_ray, tmp_
     wa = load_file(str(tmp_path / "local" / "final.safetensors"))
     wb = load_file(str(tmp_path / "ray" / "final.safetensors"))
     assert wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa)
+
+
+def test_an_advantage_values_step_on_ray_equals_the_local_one(local_ray, tmp_path):
+    """``ray_address``: the values step's shares (seeds seed + i) run as Ray tasks (``values_shard``); the
+    values files hold the arrays of the local pool's, bit for bit."""
+    from training.stages.advantage import Config, run
+
+    common = {"positions": 24, "workers": 2, "steps": ["values"], "seed": 7}
+    assert run(Config(**common), {"init": "default"}, tmp_path / "local", resume=False) == 0
+    assert run(Config(**common, ray_address="auto"), {"init": "default"}, tmp_path / "ray", False) == 0
+    for w in range(2):
+        a = np.load(tmp_path / "local" / f"values_{w}.npz")
+        b = np.load(tmp_path / "ray" / f"values_{w}.npz")
+        assert sorted(a.files) == ["mask", "obs", "policy", "value"] == sorted(b.files)
+        assert all(np.array_equal(a[k], b[k], equal_nan=k == "value") for k in a.files)
+    assert sum(len(np.load(tmp_path / "ray" / f"values_{w}.npz")["policy"]) for w in range(2)) == 24
+    local, ray = (json.loads((tmp_path / d / "round.json").read_text())["values"] for d in ("local", "ray"))
+    assert local.pop("seconds") >= 0 and ray.pop("seconds") >= 0 and local == ray

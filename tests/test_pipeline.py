@@ -41,12 +41,13 @@ def r90_calls(r: Path, tiny: bool = False) -> dict[str, tuple[tuple, dict]]:
             "opponent": "random", "more_values": [], "winprob": wp, "positions": 40 if tiny else 250_000,
             "share": {}, "workers": 1 if tiny else 2, "epochs": 5, "lr": 3e-4, "batch": 1024, "margin": 0.04,
             "max_logit_gap": 3.0, "score_range": "fitted", "steps": ["values"], "seed": 96302,
-            "resume": False}),
+            "ray_address": None, "resume": False}),
         "advantage": ((exit_final, st / "05-advantage"), {
             "opponent": "heuristic", "more_values": [str(st / "04-advantage_random")], "winprob": wp,
             "positions": 60 if tiny else 1_000_000, "share": {}, "workers": 1 if tiny else 2,
             "epochs": 1 if tiny else 5, "lr": 3e-4, "batch": 1024, "margin": 0.04, "max_logit_gap": None,
-            "score_range": "fitted", "steps": ["values", "fit"], "seed": 96202, "resume": False}),
+            "score_range": "fitted", "steps": ["values", "fit"], "seed": 96202,
+            "ray_address": None, "resume": False}),
         "evaluate": (([str(st / "05-advantage/final.safetensors"), "heuristic", "--games",
                        "4" if tiny else "2000", "--workers", "1" if tiny else "2", "--json"],), {}),
     }

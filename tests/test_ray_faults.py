@@ -5,22 +5,13 @@ actor. The shard map finishes with Ray's task retries and equals the local resul
 learner says in the log that it goes on with fewer actors, trains on, and takes the actor back once Ray
 restarted it on the head. Skipped where ray is absent (``make test-frameworks`` runs it in the RLlib venv).
 
-The driver and both nodes run with ``RAY_AUTH_MODE=disabled``: an earlier ``ray.init`` in the same process
-leaves ``RAY_AUTH_MODE=token`` in its environment, and a driver in token mode on a cluster without it found
-its actors dead on creation ("all references to the actor were removed").
+The cluster is :func:`tests.ray_helpers.two_node_cluster`'s.
 """
 
 from __future__ import annotations
 
-import gc
 import logging
-import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -31,18 +22,15 @@ import pytest
 pytest.importorskip("torch")
 ray = pytest.importorskip("ray")
 
+from tests.ray_helpers import two_node_cluster  # noqa: E402
 from training.algorithms.dmc_ray import RayDMCTrainer  # noqa: E402
 from training.config import load_config  # noqa: E402
-from training.distributed.pool import open_pool  # noqa: E402
+from training.distributed.pool import alive_nodes, open_pool  # noqa: E402
 from training.distributed.settings import RaySettings  # noqa: E402
 from training.distributed.shards import plan, same_targets  # noqa: E402
 from training.expert_iteration import search_shard  # noqa: E402
 
 SEARCH = "rollout:base=heuristic,opponent=heuristic,samples=2,phases=trump"
-RAY = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
-# a dead node is noticed in a few seconds, not Ray's default of about 30
-FAST_HEALTH = {"RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "500",
-               "RAY_health_check_failure_threshold": "3", "RAY_health_check_initial_delay_ms": "500"}
 
 
 def marked_search_shard(marks: str, shard: int, *args):
@@ -51,70 +39,10 @@ def marked_search_shard(marks: str, shard: int, *args):
     return search_shard(*args)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([RAY, "start", "--block", "--disable-usage-stats", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """End a ``ray start --block`` and every process of its group (its node's raylet and workers)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=4)
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _alive_nodes() -> list[str]:
-    return [n["NodeID"] for n in ray.nodes() if n["Alive"]]
-
-
 @pytest.fixture
 def two_nodes(monkeypatch):
-    root = tempfile.mkdtemp(prefix="srf", dir="/tmp")  # short: Ray's socket paths live under it
-    port = _free_port()
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # the driver as the nodes
-    env = {**os.environ, **FAST_HEALTH}
-    head = _start(["--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "3",
-                   "--include-dashboard", "false", "--temp-dir", f"{root}/h"], env)
-    second = None
-    gc.collect()  # handles of an earlier Ray in this process must not be freed in this one's session
-    try:
-        address = f"127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:  # the head answers
-            try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False)
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-        head_id = ray.get_runtime_context().get_node_id()
-        second = _start(["--address", address, "--node-ip-address", "127.0.0.1", "--num-cpus", "2",
-                         "--temp-dir", f"{root}/w"], env)
-        while len(_alive_nodes()) < 2:
-            assert time.monotonic() < deadline, "the second node did not join"
-            time.sleep(0.3)
-        other = next(n for n in _alive_nodes() if n != head_id)
-        yield {"head": head_id, "other": other, "kill": lambda: _stop(second), "root": root}
-    finally:
-        gc.collect()  # no handle of this Ray may be freed in the next one's session (ids repeat)
-        ray.shutdown()
-        if second is not None:
-            _stop(second)
-        _stop(head)
-        shutil.rmtree(root, ignore_errors=True)
+    with two_node_cluster(monkeypatch) as cluster:
+        yield cluster
 
 
 def test_node_death_mid_stage_loses_nothing(two_nodes, caplog, tmp_path):
@@ -178,4 +106,4 @@ def test_node_death_mid_stage_loses_nothing(two_nodes, caplog, tmp_path):
     assert f"actor {dead} died (" in caplog.text
     assert f"actor {dead} is back (restarted by Ray); 2 of 2 actors up" in caplog.text
     assert m["ray/actors_up"] == 2 and tr.updates > updates_when_down and np.isfinite(m["loss/q_mse"])
-    assert len(_alive_nodes()) == 1
+    assert len(alive_nodes()) == 1

@@ -19,7 +19,8 @@ one correction learns from positions against several opponents. A policy that al
 one more. Each step's figures are kept in ``<run>/round.json`` and in the written checkpoints' metadata
 (``advantage_rounds``). ``steps`` picks the steps; a later step reads what the earlier ones wrote in the run
 folder. A pipeline runs it as its ``advantage`` stage (:mod:`training.stages.advantage`); :func:`run_round`
-is the stage's work.
+is the stage's work. The values step's ``workers`` shares run on local processes or, with ``ray_address``, as
+Ray tasks (:func:`values_shard`, :mod:`training.distributed`), with the same values for the same seeds.
 """
 
 from __future__ import annotations
@@ -49,9 +50,11 @@ from . import fit as fitter
 from .checkpoint import save_tensors
 from .collect import Collector
 from .distill import policy_from_checkpoint
+from .distributed.pool import open_pool
+from .distributed.settings import RaySettings
 
 __all__ = ["PHASE_NAMES", "add_correction", "collect_values", "fit_correction", "fitted_score_range",
-           "one_step_gains", "run_round"]
+           "one_step_gains", "run_round", "values_shard"]
 
 PHASE_NAMES = ("bid", "trump", "discard", "play")
 """Decision phases, in the engine's codes 0-3."""
@@ -115,6 +118,24 @@ def _values_job(job: dict[str, Any]) -> str:
                               log=(lambda m: print(f"[worker 0] {m}", flush=True)) if job["first"] else None)
     np.savez(job["out"], **data)
     return job["out"]
+
+
+def values_shard(policy: str, opponent: str, positions: int, seed: int, share: dict[str, float],
+                 winprob: str | None, rules: dict[str, Any]) -> dict[str, np.ndarray]:
+    """One worker's share of the values step as a pool shard (:mod:`training.distributed`): the arrays of
+    :func:`collect_values` (``rules`` as a dict), returned rather than written, so no node needs the driver's
+    disk for its output; its own seed makes it the same on any worker, local or on Ray."""
+    return collect_values(policy, opponent, positions, seed, share, winprob, SmearRules.from_dict(rules))
+
+
+def _values_on_ray(address: str, workers: int, jobs: list[dict[str, Any]]) -> None:
+    """The values step's shares as Ray tasks at ``address``; each share's arrays written to its file here,
+    equal to the local pool's (the files of :func:`_values_job`)."""
+    keys = ("policy", "opponent", "positions", "seed", "share", "winprob", "rules")
+    with open_pool(RaySettings(address=address, workers=workers)) as pool:
+        parts = pool.map(values_shard, [tuple(job[k] for k in keys) for job in jobs])
+    for job, data in zip(jobs, parts, strict=True):
+        np.savez(job["out"], **data)
 
 
 def one_step_gains(adv: np.ndarray, value: np.ndarray, mask: np.ndarray, policy: np.ndarray,
@@ -263,11 +284,13 @@ def round_values(run: Path, init: str, winprob: str | None) -> tuple[dict[str, A
 def run_round(init: str, run: Path, *, opponent: str, more_values: Sequence[str], winprob: str | None,
               positions: int, share: Mapping[str, float], workers: int, epochs: int, lr: float, batch: int,
               margin: float, max_logit_gap: float | None, score_range: str, steps: Sequence[str], seed: int,
-              resume: bool = False) -> None:
+              ray_address: str | None = None, resume: bool = False) -> None:
     """The ``steps`` of an advantage round of policy ``init`` (a checkpoint file or a shipped agent name) in
     run folder ``run`` (the options: :class:`training.stages.advantage.Config`; ``share``: the phases it
-    names, the others :data:`DEFAULT_SHARE`; ``max_logit_gap`` None: no trust region). ``resume``: keep a
-    values step done for the same policy, opponent, objective, positions, share and seeds (files intact)."""
+    names, the others :data:`DEFAULT_SHARE`; ``max_logit_gap`` None: no trust region; ``ray_address``: the
+    values step's ``workers`` shares run as Ray tasks there, with the same files as on local processes).
+    ``resume``: keep a values step done for the same policy, opponent, objective, positions, share and seeds
+    (files intact)."""
 
     rules = SmearRules()
     run.mkdir(parents=True, exist_ok=True)
@@ -293,7 +316,9 @@ def run_round(init: str, run: Path, *, opponent: str, more_values: Sequence[str]
         jobs = [{"policy": init, "opponent": opponent, "positions": parts[i], "seed": seeds[i],
                  "share": share, "winprob": winprob, "rules": rules.to_dict(), "out": values_files[i],
                  "first": i == 0} for i in range(workers)]
-        if workers == 1:
+        if ray_address:
+            _values_on_ray(ray_address, workers, jobs)
+        elif workers == 1:
             _values_job(jobs[0])
         else:
             with worker_pool(workers) as pool:

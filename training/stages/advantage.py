@@ -52,6 +52,10 @@ class Config(StageConfig):
     """Steps to run, in order."""
     seed: int = Field(0, ge=0, le=2**62)
     """Seed of the values step's games (worker i: seed + i) and of the fit."""
+    ray_address: str | None = Field(None, min_length=1, max_length=256)
+    """Run each worker's share of the values step as a Ray task at this address ("auto": the cluster this
+    machine belongs to, "local": a private Ray, "host:port"; None: local processes). The values equal the
+    local ones for the same seeds (docs/ray.md)."""
 
     inputs = {"init": "policy", "winprob": "winprob", "more_values": "values"}
     latest = ("init",)
