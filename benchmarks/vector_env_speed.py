@@ -12,9 +12,10 @@ one process, measured in one run, interleaved (each round times every configurat
 for N in ``--num-envs`` (default 64 and 1024) and opponents in ``--opponents`` (default ``random`` and
 ``heuristic``: the agent spec strings, so every configuration plays the same agents). A decision is one
 learner decision (one env step of one game); the opponents' decisions in between are not counted. The
-learner's actions are uniform over the legal ones (one seeded generator). Each measurement starts after a full
-garbage collection. Printed: the median decisions per CPU second (this process's CPU time) and per wall second
-of each configuration, and the ratios vector / sync and sync / sb3.
+learner's actions are uniform over the legal ones (one seeded generator). Once every env is built, all
+objects are frozen out of the garbage collector's walks (``gc.freeze``), and each measurement starts after a
+collection. Printed: the median decisions per CPU second (this process's CPU time) and per wall second of each
+configuration, and the ratios vector / sync and sync / sb3.
 
     PYTHONPATH=. python benchmarks/vector_env_speed.py --seconds 2 --rounds 3
 """
@@ -96,6 +97,12 @@ def main(argv: list[str] | None = None) -> dict:
     rng = np.random.default_rng(args.seed)
     configs = [(n, o, k) for n in args.num_envs for o in args.opponents for k in KINDS]
     steppers = {c: make(c[2], c[0], c[1], rng) for c in configs}
+    for step in steppers.values():
+        step()
+    # Every configuration's envs live in this process: frozen, a collection in one configuration's window does
+    # not walk the others' objects (without it, N=64's windows paid for the 2 x 1,024 single-seat envs).
+    gc.collect()
+    gc.freeze()
     rows: dict[tuple, list[tuple[float, float]]] = {c: [] for c in configs}
     with open("/proc/loadavg") as f:
         print(f"load average before: {f.read().split()[:3]}")
