@@ -156,6 +156,9 @@ def test_the_ladder_page_is_its_json_and_references_rendered(tmp_path):
      '"games": 2, "win_rate": 0.5, "ci95": [0.6, 0.7], "margin": 0, "margin_ci95": [0, 0], "command": "c", '
      '"played": "d"}]}', "match 0 needs ci95"),
     ("{", "references file"),
+    ('{"format": "smear-ladder-references/1", "matches": [{"agent": "x", "against": "heuristic", "seed": 1, '
+     '"games": 2, "win_rate": 0.5, "ci95": ["a", 0.7], "margin": 0, "margin_ci95": [0], "command": "c", '
+     '"played": "d"}]}', "match 0 needs ci95, margin_ci95"),
 ])
 def test_a_bad_references_file_is_one_line(tmp_path, capsys, data, needle):
     refs = tmp_path / "refs.json"

@@ -266,12 +266,17 @@ def read_references(path: str | Path) -> list[dict[str, Any]]:
             not isinstance(data.get("matches"), list):
         raise LadderError(f"references file {str(path)!r}: expected an object with format "
                           f"{REFERENCES_FORMAT!r} and a list 'matches'")
+    def fits(value: Any, kind: type) -> bool:
+        if kind is list:  # an interval: two numbers
+            return isinstance(value, list) and len(value) == 2 and all(fits(v, float) for v in value)
+        return isinstance(value, (int, float) if kind is float else kind) and not isinstance(value, bool)
+
     for i, m in enumerate(data["matches"]):
-        bad = [k for k, t in REFERENCE_KEYS.items()
-               if not isinstance(m, dict) or not isinstance(m.get(k), t if t is not float else (int, float))]
+        bad = [k for k, t in REFERENCE_KEYS.items() if not isinstance(m, dict) or not fits(m.get(k), t)]
         if bad or not 0 < m["ci95"][0] <= m["win_rate"] <= m["ci95"][1] < 1:
             raise LadderError(f"references file {str(path)!r}: match {i} needs {', '.join(bad) or 'ci95'} "
-                              f"(keys {', '.join(REFERENCE_KEYS)}; 0 < ci95[0] <= win_rate <= ci95[1] < 1)")
+                              f"(keys {', '.join(REFERENCE_KEYS)}; ci95 and margin_ci95 two numbers; "
+                              "0 < ci95[0] <= win_rate <= ci95[1] < 1)")
     return data["matches"]
 
 
