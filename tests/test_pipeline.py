@@ -190,7 +190,8 @@ def _tensors(path: Path) -> dict[str, np.ndarray]:
     return read_checkpoint(path)[0]
 
 
-def _same(a: Path, b: Path) -> bool:
+def same_tensors(a: Path, b: Path) -> bool:
+    """Whether two checkpoints hold the same tensors."""
     ta, tb = _tensors(a), _tensors(b)
     return ta.keys() == tb.keys() and all(np.array_equal(ta[k], tb[k]) for k in ta)
 
@@ -242,7 +243,7 @@ def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_library_called_direct
     assert main(["--resume", "--run-dir", str(killed), "--from-stage", "advantage_random"]) == 0
     for name in ("01-train/checkpoints/latest.safetensors", "02-expert_iteration/final.safetensors",
                  "03-winprob/winprob.safetensors", "05-advantage/final.safetensors"):
-        assert _same(full / "stages" / name, killed / "stages" / name), name
+        assert same_tensors(full / "stages" / name, killed / "stages" / name), name
     # run again: every stage is kept
     assert main(["--resume", "--run-dir", str(killed)]) == 0
     assert capsys.readouterr().err.count("done before") == 6
@@ -274,7 +275,7 @@ def test_tiny_r90_runs_resumes_after_a_kill_and_equals_the_library_called_direct
         step(*calls[sid][0], **calls[sid][1])
     for name in ("01-train/checkpoints/latest.safetensors", "02-expert_iteration/final.safetensors",
                  "03-winprob/winprob.safetensors", "05-advantage/final.safetensors"):
-        assert _same(full / "stages" / name, chain / "stages" / name), name
+        assert same_tensors(full / "stages" / name, chain / "stages" / name), name
 
 
 def test_a_pipeline_keeps_what_is_done_and_redoes_what_changed(tmp_path, capsys):

@@ -14,27 +14,32 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_pipeline import DEFAULT, TINY, _same
+from tests.test_pipeline import DEFAULT, TINY, same_tensors
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Runs smear-train's main with one library function replaced by a SIGKILL of the process on its N-th call.
+# Runs smear-train's main, with one library function replaced by a SIGKILL of the process on its N-th call
+# unless the first argument is "-".
 KILLER = """\
 import importlib, os, signal, sys
-module, attr, nth = sys.argv[1], sys.argv[2], int(sys.argv[3])
-owner = importlib.import_module(module)
-*path, name = attr.split(".")
-for part in path:
-    owner = getattr(owner, part)
-real, calls = getattr(owner, name), [0]
-def dies(*args, **kwargs):
-    calls[0] += 1
-    if calls[0] == nth:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(*args, **kwargs)
-setattr(owner, name, dies)
+if sys.argv[1] != "-":
+    module, attr, nth = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    owner = importlib.import_module(module)
+    *path, name = attr.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    real, calls = getattr(owner, name), [0]
+    def dies(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == nth:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+    setattr(owner, name, dies)
+    del sys.argv[1:4]
+else:
+    del sys.argv[1]
 from training.train import main
-sys.exit(main(sys.argv[4:]))
+sys.exit(main(sys.argv[1:]))
 """
 
 # (stage folder, the function whose N-th call is the kill, N, what the resumed stage says it kept)
@@ -51,7 +56,7 @@ KILLS = [
 def _run(script: Path, args: list[str], kill: tuple[str, str, int] | None = None
          ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, str(script), *(map(str, kill) if kill else ("builtins", "len", "0")), *args]
+    cmd = [sys.executable, str(script), *(map(str, kill) if kill else ["-"]), *args]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -95,7 +100,7 @@ def test_kill_9_in_every_stage_then_resume_gives_the_files_of_an_uninterrupted_r
     assert not list(killed.rglob("*.tmp")), list(killed.rglob("*.tmp"))
     for name in ("02-expert_iteration/final.safetensors", "03-winprob/winprob.safetensors",
                  "05-advantage/final.safetensors"):
-        assert _same(full / "stages" / name, killed / "stages" / name), name
+        assert same_tensors(full / "stages" / name, killed / "stages" / name), name
     results = [json.loads((r / "stages/06-evaluate/result.json").read_text().replace(str(r), "RUN"))
                for r in (killed, full)]
     for r in results:
