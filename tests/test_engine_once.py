@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from smear_env.core import phases
+from smear_env.core import transitions as T
 from smear_env.core.actions import bid_action, discard_action, play_action, trump_action
 from smear_env.core.cards import parse_card
 from smear_env.core.config import SmearRules
@@ -172,3 +173,95 @@ def test_records_of_both_engines_replay_through_the_validator() -> None:
     for rec in [*recs, g.to_record(truncated=not g.is_over)]:
         validate_record(rec)
         assert replay(rec).to_record(truncated=rec["truncated"]) == rec
+
+
+# ------------------------------------------------------------------ the state machine (core.transitions)
+def test_after_bid_known_answers() -> None:
+    r3, r0 = SmearRules(), SmearRules(kitty_size=0)
+    # dealer 3; seat 0 passes: seat 1 bids next (R6)
+    assert T.after_bid(r3, 0, 0, 3, 0, -1) == (phases.BIDDING, 1, 0, -1, False)
+    # seat 1 bids 2 over nobody: it holds the high bid, seat 2 next
+    assert T.after_bid(r3, 1, 2, 3, 0, -1) == (phases.BIDDING, 2, 2, 1, False)
+    # seat 2 passes; the dealer passes too: bidding ends, seat 1's 2 is the contract, seat 1 takes the kitty
+    # and leads (R7, R9, R12)
+    assert T.after_bid(r3, 3, 0, 3, 2, 1) == (phases.TRUMP, 1, 2, 1, True)
+    assert T.after_bid(r0, 3, 0, 3, 2, 1) == (phases.PLAY, 1, 2, 1, True)  # no kitty: the bidder leads
+    # a bid of 4 ends the bidding at once, before the dealer acts (R7)
+    assert T.after_bid(r3, 0, 4, 3, 3, 2) == (phases.TRUMP, 0, 4, 0, True)
+    # everybody passed: the hand is thrown in (R8), nobody holds a bid
+    assert T.after_bid(r3, 3, 0, 3, 0, -1) == (phases.HAND_OVER, 3, 0, -1, True)
+    # the dealer bids last over seat 2's 3 (a bid of 4): it leads
+    assert T.after_bid(r3, 1, 4, 1, 3, 2) == (phases.TRUMP, 1, 4, 1, True)
+
+
+def test_after_play_trick_and_hand_known_answers() -> None:
+    r3, r0 = SmearRules(), SmearRules(kitty_size=0)
+    ah, kh, ts, qc = C("AH"), C("KH"), C("TS"), C("QC")
+    hearts, spades, clubs = ah >> 3, ts >> 3, qc >> 3
+    # seat 2 leads AH, trump spades: hearts led, seat 2 leads the trick, seat 3 next
+    assert T.after_play(r3, 2, ah, -1, 1, spades, 0) == (hearts, 2, spades, 0, 1, 3)
+    # seat 3 trumps with TS: not void shown (a trump may be played, R12)
+    assert T.after_play(r3, 3, ts, hearts, 2, spades, 1) == (hearts, 2, spades, 0, 2, 0)
+    # seat 0 plays QC on hearts led, spades trump: it shows it has no heart
+    assert T.after_play(r3, 0, qc, hearts, 2, spades, 2) == (hearts, 2, spades, 1 << hearts, 3, 1)
+    # seat 1 follows with KH: the trick is full
+    assert T.after_play(r3, 1, kh, hearts, 2, spades, 3)[4] == T.TRICK_SIZE
+    # no kitty and no trump yet: the first card led names trump (R10)
+    assert T.after_play(r0, 1, qc, -1, -1, -1, 0)[:3] == (clubs, 1, clubs)
+    assert T.after_play(r3, 1, qc, -1, -1, -1, 0)[2] == -1  # with a kitty, trump was named (R10): unchanged
+    # the winner leads the next trick; its team takes the cards; the sixth trick ends the hand
+    assert T.after_trick(3, 0) == (3, 1, 1, False)
+    assert T.after_trick(2, 5) == (2, 0, 6, True)
+
+
+def test_dealer_truncation_and_discards_known_answers() -> None:
+    r2 = SmearRules(kitty_size=2)
+    assert T.first_to_bid(3) == 0 and T.first_to_bid(1) == 2  # R6
+    assert T.next_dealer(3, 1) == 0 and T.next_dealer(3, 0) == 3  # R4; R8 the same dealer after a throw-in
+    assert T.truncated(200, 200, False)  # R21
+    assert not T.truncated(200, 200, True) and not T.truncated(199, 200, False)
+    hand = (1 << C("AH")) | (1 << C("7C")) | (1 << C("TS"))
+    assert T.after_discard(r2, hand, C("7C"), 1) == ((1 << C("AH")) | (1 << C("TS")), phases.DISCARD)
+    assert T.after_discard(r2, hand, C("7C"), 2)[1] == phases.PLAY  # R11: kitty_size discards, then play
+    assert T.after_trump(2) == (2, phases.DISCARD)
+    stock = [C(n) for n in STOCK]
+    assert T.take_kitty(r2, hand, stock) == (hand | (1 << C("AS")) | (1 << C("KS")),
+                                             (1 << C("AS")) | (1 << C("KS")))  # R9: the first stock cards
+
+
+@pytest.mark.parametrize("kitty", [0, 3])
+def test_transitions_on_arrays_equal_the_int_form_entry_by_entry(kitty: int) -> None:
+    """Every transition of random arguments, once on arrays and once per entry on ints: the same values."""
+    rules = SmearRules(kitty_size=kitty)
+    rng = np.random.default_rng(kitty)
+    n = 500
+    seat, dealer, card = rng.integers(0, 4, n), rng.integers(0, 4, n), rng.integers(0, 32, n)
+    high = rng.choice([0, 2, 3], n)
+    bid = np.where(rng.random(n) < 0.5, 0, np.minimum(high + rng.integers(1, 3, n), 4))
+    bidder = np.where(high > 0, rng.integers(0, 4, n), -1)
+    led, trump = rng.integers(-1, 4, n), rng.integers(-1, 4, n)
+    leader, tlen = rng.integers(-1, 4, n), rng.integers(0, 4, n)
+    done, hands = rng.integers(0, 6, n), rng.integers(0, 1 << 32, n)
+    stock = np.stack([rng.permutation(32)[:8] for _ in range(n)])
+    calls = [
+        (T.after_bid, lambda i, a: (rules, a(seat, i), a(bid, i), a(dealer, i), a(high, i), a(bidder, i))),
+        (T.after_play, lambda i, a: (rules, a(seat, i), a(card, i), a(led, i), a(leader, i), a(trump, i),
+                                     a(tlen, i))),
+        (T.after_trick, lambda i, a: (a(seat, i), a(done, i))),
+        (T.next_dealer, lambda i, a: (a(dealer, i), a(seat, i) & 1)),
+        (T.after_discard, lambda i, a: (rules, a(hands, i), a(card, i), a(tlen, i))),
+        (T.take_kitty, lambda i, a: (rules, a(hands, i), stock if i is None else stock[i].tolist())),
+    ]
+    whole = lambda x, i: x  # noqa: E731
+    entry = lambda x, i: int(x[i])  # noqa: E731
+    for fn, args in calls:
+        if fn is T.take_kitty and not kitty:
+            continue
+        arrays = fn(*args(None, whole))
+        arrays = arrays if isinstance(arrays, tuple) else (arrays,)
+        for i in range(n):
+            ints = fn(*args(i, entry))
+            ints = ints if isinstance(ints, tuple) else (ints,)
+            assert all(type(v) in (int, bool) for v in ints), (fn.__name__, ints)
+            assert tuple(int(v) for v in ints) == tuple(int(np.broadcast_to(v, (n,))[i]) for v in arrays), \
+                (fn.__name__, i)

@@ -35,8 +35,8 @@ class SmearRules:
     command-line flags of every front end are derived from them
     (:func:`smear_env.tables.table.add_rule_arguments`), so a new option is added here, read in
     :mod:`smear_env.core.rules` (which every engine, the solver and the agents ask, passing this object
-    unchanged), described in ``docs/RULES.md`` and tested -- and touches the engines only when it changes
-    their state machine (whose turn, which phase)."""
+    unchanged), described in ``docs/RULES.md`` and tested -- and read in :mod:`smear_env.core.transitions`
+    when it changes the state machine (whose turn, which phase)."""
 
     kitty_size: int = field(default=3, metadata={"rule": "R9", "choices": KITTY_SIZE_VALUES})
     """R9: how many stock cards the bidder takes, 0..3."""

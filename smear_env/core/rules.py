@@ -18,8 +18,8 @@ constants of :mod:`smear_env.core.config`.
 What lives here: R5 deals (a shuffled deck from a generator, or from a counter-based hash),
 R10/R12 playable cards, R11 the discard pool, R12 trick-winning keys and the trick winner, R13/R14 High
 and Low under both ``high_low`` options, R15 Jack, R16 card points and the Game point, R17 the contract,
-R18-R20 scores and the winner of a hand, R22/R23 trump visibility. The state machines (whose turn, which
-phase) stay in the engines.
+R18-R20 scores and the winner of a hand, R22/R23 trump visibility. The state machine (whose turn, which
+phase) is :mod:`smear_env.core.transitions`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,11 @@
-"""The rules engine: one game of Smear as an explicit state machine (R1-R21).
+"""The single game: one game of Smear, the state machine of :mod:`smear_env.core.transitions` on Python ints
+(R1-R21).
 
-Plain Python on small ints and bitmasks; imports neither gymnasium, pettingzoo nor torch.
+Plain Python on small ints and bitmasks; imports neither gymnasium, pettingzoo nor torch. The transitions,
+the legal actions (:func:`smear_env.core.phases.legal_bits`) and the card rules (:mod:`smear_env.core.rules`)
+are the batched engine's (:mod:`smear_env.engine.vector`), called on ints; this class keeps the state in the
+lists that records, observations and search read. The batched engine with one lane plays the same game, at
+about a tenth of the speed (``benchmarks/engine_once.py --one-lane``), hence the two storages.
 
 Phases: ``BIDDING`` -> (``TRUMP`` -> ``DISCARD`` when kitty_size > 0) -> ``PLAY`` -> ``HAND_OVER``
 (call :meth:`Game.start_next_hand`) or ``GAME_OVER``. A thrown-in hand (R8) also ends in ``HAND_OVER``
@@ -15,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core import phases
+from ..core import phases, transitions
 from ..core.actions import (
     DISCARD_ACTION_BASE,
-    MAX_BID,
     NUM_ACTIONS,
     PLAY_ACTION_BASE,
     TRUMP_ACTION_BASE,
@@ -27,7 +31,7 @@ from ..core.actions import (
     action_name,
     short_repr,
 )
-from ..core.cards import FULL_DECK, HAND_SIZE, NUM_TRICKS, STOCK_SIZE, names, to_card
+from ..core.cards import FULL_DECK, HAND_SIZE, STOCK_SIZE, names, to_card
 from ..core.config import SmearRules
 from ..core.phases import (  # noqa: F401 (Phase, the phase constants and the legal-action functions are re-exported)
     BIDDING,
@@ -54,6 +58,16 @@ from ..core.rules import (
     shuffled_deal,
     trick_winner,
     trump_known,
+)
+from ..core.transitions import (
+    TRICK_SIZE,
+    after_bid,
+    after_discard,
+    after_play,
+    after_trick,
+    after_trump,
+    first_to_bid,
+    take_kitty,
 )
 from .recording import POINT_NAMES, game_record, hand_record, hand_result  # noqa: F401 (POINT_NAMES re-exported)
 
@@ -160,9 +174,8 @@ class Game:
             setattr(game, k, state[k])
         game._legal = None
         if next_dealer is None:
-            d = state["dealer"]
-            over = state["phase"] >= HAND_OVER and not state["hand_thrown_in"]
-            next_dealer = (d + 1) % NUM_PLAYERS if over else d
+            scored = state["phase"] >= HAND_OVER and not state["hand_thrown_in"]
+            next_dealer = transitions.next_dealer(state["dealer"], int(scored))
         game._next_dealer = next_dealer
         return game
 
@@ -209,7 +222,7 @@ class Game:
         self.hand_thrown_in = False
         self.hand_result: dict[str, Any] | None = None
         self.phase = BIDDING
-        self.to_act = (dealer + 1) % NUM_PLAYERS
+        self.to_act = first_to_bid(dealer)
         self._legal: tuple[int, ...] | None = None
         self._next_dealer = dealer
 
@@ -335,49 +348,39 @@ class Game:
         elif phase == BIDDING:
             self._bid(action_bid(action))
         elif phase == TRUMP:
-            self.trump = action - TRUMP_ACTION_BASE
-            self.phase = DISCARD
+            self.trump, self.phase = after_trump(action - TRUMP_ACTION_BASE)
         else:
             self._discard(action - DISCARD_ACTION_BASE)
 
+    # Each transition is one function of smear_env.core.transitions (the state machine of every engine);
+    # the methods below store what it returns, in the lists the records and observations read.
     def _bid(self, bid: int) -> None:
         seat = self.to_act
         self.bids.append((seat, bid))
-        if bid:
-            self.high_bid = bid
-            self.bidder = seat
-        # R7: bidding ends when the dealer has acted, or at once on a bid of 4.
-        if bid == MAX_BID or seat == self.dealer:
-            self._end_bidding()
-        else:
-            self.to_act = (seat + 1) % NUM_PLAYERS
-
-    def _end_bidding(self) -> None:
-        if self.bidder is None:
-            # R8 redeal: thrown in, same dealer, nothing scored.
+        bidder = self.bidder
+        s = after_bid(self.rules, seat, bid, self.dealer, self.high_bid, -1 if bidder is None else bidder)
+        self.high_bid = s.high_bid
+        self.to_act = s.to_act
+        self.phase = s.phase
+        if s.bidder >= 0:
+            self.bidder = s.bidder
+        if not s.ended:
+            return
+        if s.phase == HAND_OVER:  # R8 redeal: thrown in, same dealer, nothing scored
             self.hand_thrown_in = True
-            self._next_dealer = self.dealer
-            self.phase = HAND_OVER
+            self._next_dealer = transitions.next_dealer(self.dealer, 0)
             self.history.append(self._hand_record())
             return
-        bidder = self.bidder
-        self.contract = self.high_bid
-        k = self.rules.kitty_size
-        self.to_act = bidder
-        self.trick_leader = bidder  # R12: the bidder leads the first trick
-        if k:
-            # R9: the bidder takes k stock cards; R10: then names trump.
-            self.kitty = kitty_cards(self.stock, k)
-            self.hands[bidder] |= card_mask(self.kitty)
-            self.phase = TRUMP
-        else:
-            self.phase = PLAY
+        self.contract = s.high_bid
+        self.trick_leader = s.to_act  # R12: the bidder leads the first trick
+        if s.phase == TRUMP:  # R9: the bidder takes the kitty; R10: then names trump
+            self.kitty = kitty_cards(self.stock, self.rules.kitty_size)
+            self.hands[s.bidder] = take_kitty(self.rules, self.hands[s.bidder], self.stock)[0]
 
     def _discard(self, c: int) -> None:
-        self.hands[self.to_act] &= ~(1 << c)
         self.discards.append(c)
-        if len(self.discards) == self.rules.kitty_size:
-            self.phase = PLAY
+        seat = self.to_act
+        self.hands[seat], self.phase = after_discard(self.rules, self.hands[seat], c, len(self.discards))
 
     def _play(self, c: int) -> None:
         seat = self.to_act
@@ -385,28 +388,27 @@ class Game:
         self.hands[seat] ^= bit
         self.played_by[seat] |= bit
         trick = self.trick
-        suit = c >> 3
-        if trick:
-            led = trick[0] >> 3
-            if suit != led and suit != self.trump:
-                self.voids[seat] |= 1 << led  # showed void in the suit led
-        else:
-            self.trick_leader = seat
-            if self.trump < 0:
-                self.trump = suit  # R10 with kitty_size 0: the first card led shows trump
+        _led, leader, trump, void, trick_len, to_act = after_play(
+            self.rules, seat, c, trick[0] >> 3 if trick else -1, self.trick_leader, self.trump, len(trick))
+        self.trick_leader = leader
+        self.trump = trump
+        if void:
+            self.voids[seat] |= void
         trick.append(c)
-        self.trick_seats.append(seat)
-        if len(trick) < NUM_PLAYERS:
-            self.to_act = (seat + 1) % NUM_PLAYERS
+        seats = self.trick_seats
+        seats.append(seat)
+        if trick_len < TRICK_SIZE:
+            self.to_act = to_act
             return
-        winner = self.trick_seats[trick_winner(trick, self.trump)]  # R12
-        self.won[winner & 1] |= (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << trick[3])
-        self.tricks.append((self.trick_leader, tuple(self.trick_seats), tuple(trick), winner))
+        winner = seats[trick_winner(trick, trump)]  # R12
+        to_act, team, _done, hand_over = after_trick(winner, len(self.tricks))
+        self.won[team] |= (1 << trick[0]) | (1 << trick[1]) | (1 << trick[2]) | (1 << trick[3])
+        self.tricks.append((leader, tuple(seats), tuple(trick), to_act))
         self.trick = []
         self.trick_seats = []
-        self.to_act = winner
-        self.trick_leader = winner
-        if len(self.tricks) == NUM_TRICKS:
+        self.to_act = to_act
+        self.trick_leader = to_act
+        if hand_over:
             self._score_hand()
 
     def _score_hand(self) -> None:
@@ -422,7 +424,7 @@ class Game:
         self.hand_result = hand_result((sc.high, sc.low, sc.jack, sc.game), sc.card_points, sc.made,
                                        sc.change, new)
         winner = None if sc.winner < 0 else sc.winner
-        self._next_dealer = (self.dealer + 1) % NUM_PLAYERS  # R4
+        self._next_dealer = transitions.next_dealer(self.dealer, 1)  # R4
         self.history.append(self._hand_record())
         self.winner = winner
         self.phase = GAME_OVER if winner is not None else HAND_OVER

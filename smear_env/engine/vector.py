@@ -50,9 +50,10 @@ table) is never observed; ``StepResult`` reports what that hand scored.
 Implementation
 --------------
 State is a few int64 arrays per lane (``memory_bytes()``: about 470 bytes a lane): card masks (card id
-``suit * 8 + rank``, bit ``card``) and small integers. This module holds the state machine; what every
-engine shares it takes from one place: the legal actions as a bit word and a base action per lane
-(:func:`smear_env.core.phases.legal_bits`), the observation words
+``suit * 8 + rank``, bit ``card``) and small integers. This module holds the lanes' storage; what every
+engine shares it takes from one place: the transitions of the state machine
+(:mod:`smear_env.core.transitions`, called on the lanes in each phase), the legal actions as a bit word and
+a base action per lane (:func:`smear_env.core.phases.legal_bits`), the observation words
 (:func:`smear_env.engine.observation.feature_parts`, gathered by :mod:`smear_env.engine.lane_observation`),
 the records (:mod:`smear_env.engine.recording`, through
 :mod:`smear_env.engine.lane_records`) and the card rules (:mod:`smear_env.core.rules`).
@@ -69,17 +70,18 @@ import numpy as np
 
 from ..core import phases
 from ..core import rules as R
+from ..core import transitions as T
 from ..core.actions import DISCARD_ACTION_BASE, NUM_ACTIONS, PLAY_ACTION_BASE, TRUMP_ACTION_BASE, action_name
 from ..core.config import SmearRules
 from ..core.phases import (  # noqa: F401 (random_actions re-exported)
     BIDDING,
     DISCARD,
+    HAND_OVER,
     NUM_PLAYERS,
+    PASSED,
     PLAY,
     TRUMP,
     Phase,
-    card_mask,
-    kitty_cards,
     legal_bits,
     random_actions,
     random_bit_actions,
@@ -116,13 +118,23 @@ __all__ = [
 _I = np.int64
 SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)
 """Team 0's reward to each seat: + for seats 0 and 2, - for seats 1 and 3."""
-_SEATS = np.arange(NUM_PLAYERS, dtype=_I)
 # per-hand integers (worlds.HAND_FIELDS) and their values at a deal
 _HAND_RESET = np.array(list(HAND_FIELDS.values()), dtype=_I)[:, None]
 _SEAT_RESET = np.array([0, -1, 0, 0], dtype=_I)[:, None, None]  # bids, trick, played_by, voids
 # the per-lane state arrays besides _per_hand and _per_seat (VectorGame.copy_lanes)
 _LANE_STATE = ("game_index", "hand_number", "scores", "dealer", "phase", "to_act", "hands", "deal", "stock",
                "won", "discard_order", "hand_bidder", "hand_contract", "hand_made", "hand_points")
+
+
+def _columns(cols: Sequence[np.ndarray]) -> np.ndarray:
+    """The (m,) int arrays ``cols`` as the columns of one (m, k) int64 array (np.stack without its Python
+    layer)."""
+    out = np.empty((cols[0].shape[0], len(cols)), dtype=_I)
+    for i, c in enumerate(cols):
+        out[:, i] = c
+    return out
+
+
 class VectorIllegalActionError(IllegalActionError):
     """An illegal action in one lane of a :class:`VectorGame`; ``lane``, ``action`` and ``legal`` say which.
     No lane moved."""
@@ -188,6 +200,7 @@ class VectorGame:
         self.max_hands = int(max_hands)
         self.recording = bool(record)
         self._k = self.rules.kitty_size
+        self._after_bidding = TRUMP if self._k else PLAY  # the phase after a contract (R9, R10)
         self._ar = np.arange(n, dtype=_I)
         self._ar2x = self._ar << 1
         self._ar4 = self._ar << 2
@@ -260,7 +273,7 @@ class VectorGame:
         self.deal[idx] = hands
         self.stock[idx] = stock
         self.phase[idx] = BIDDING
-        self.to_act[idx] = (self.dealer[idx] + 1) & 3  # R6
+        self.to_act[idx] = T.first_to_bid(self.dealer[idx])  # R6
         self._per_hand[:, idx] = _HAND_RESET
         self._per_seat[:, idx] = _SEAT_RESET
         self.won[idx] = 0
@@ -367,8 +380,7 @@ class VectorGame:
         if i_bid.size:
             self._bid(i_bid, a_bid, thrown)
         if i_trump.size:
-            self.trump[i_trump] = a_trump - TRUMP_ACTION_BASE
-            self.phase[i_trump] = DISCARD
+            self.trump[i_trump], self.phase[i_trump] = T.after_trump(a_trump - TRUMP_ACTION_BASE)
         if i_disc.size:
             self._discard(i_disc, a_disc - DISCARD_ACTION_BASE)
         if i_play.size:
@@ -392,47 +404,37 @@ class VectorGame:
             self._end_hands(ended.nonzero()[0], res)
         return res
 
+    # Each transition is one function of smear_env.core.transitions (the state machine of every engine),
+    # called on the lanes in that phase; the methods below store what it returns in the lanes' arrays.
     def _bid(self, idx: np.ndarray, act: np.ndarray, thrown: np.ndarray) -> None:
         seat = self.to_act[idx]
         bid = np.where(act == 0, 0, act + 1)
-        self.bids[idx, seat] = np.where(bid == 0, 1, bid)
-        has = bid > 0
-        self.high_bid[idx] = np.where(has, bid, self.high_bid[idx])
-        bidder = np.where(has, seat, self.bidder[idx])
-        self.bidder[idx] = bidder
-        end = (bid == 4) | (seat == self.dealer[idx])  # R7
-        self.to_act[idx] = np.where(end, seat, (seat + 1) & 3)
-        if not end.any():
+        self.bids[idx, seat] = np.where(bid == 0, PASSED, bid)
+        s = T.after_bid(self.rules, seat, bid, self.dealer[idx], self.high_bid[idx], self.bidder[idx])
+        self.high_bid[idx] = s.high_bid
+        self.bidder[idx] = s.bidder
+        self.to_act[idx] = s.to_act
+        self.phase[idx] = s.phase
+        if not s.ended.any():
             return
-        je = idx[end]
-        b = bidder[end]
-        out = b < 0
-        if out.any():  # R8 redeal: thrown in
-            thrown[je[out]] = True
-        jb = je[~out]
-        b = b[~out]
-        if not jb.size:
+        thrown[idx[s.phase == HAND_OVER]] = True  # R8 redeal
+        contract = (s.phase == self._after_bidding).nonzero()[0]
+        if not contract.size:
             return
-        self.to_act[jb] = b
+        jb = idx[contract]
+        b = s.bidder[contract]
         self.leader[jb] = b  # R12: the bidder leads the first trick
-        if self._k:
-            kitty = card_mask(kitty_cards(self.stock[jb], self._k))  # R9
-            self.kitty[jb] = kitty
-            self.hands[jb, b] |= kitty
-            self.phase[jb] = TRUMP
-        else:
-            self.phase[jb] = PLAY
+        if self._k:  # R9
+            self.hands[jb, b], self.kitty[jb] = T.take_kitty(self.rules, self.hands[jb, b], self.stock[jb])
 
     def _discard(self, idx: np.ndarray, c: np.ndarray) -> None:
-        seat = self.to_act[idx]
-        bit = np.left_shift(1, c)
-        self.hands[idx, seat] &= ~bit
-        self.discards[idx] |= bit
+        fi = (idx << 2) + self.to_act[idx]
         nd = self.n_discards[idx]
         self.discard_order[idx, nd] = c
         nd = nd + 1
         self.n_discards[idx] = nd
-        self.phase[idx] = np.where(nd == self._k, PLAY, DISCARD)
+        self.discards[idx] |= np.left_shift(1, c)
+        self._hands_f[fi], self.phase[idx] = T.after_discard(self.rules, self._hands_f[fi], c, nd)
 
     def _play(self, idx: np.ndarray, c: np.ndarray, scored: np.ndarray) -> None:
         seat = self.to_act[idx]
@@ -441,42 +443,37 @@ class VectorGame:
         self._hands_f[fi] ^= bit
         self._played_f[fi] |= bit
         self._trick_f[fi] = c
-        suit = c >> 3
-        led = self.led[idx]
-        lead = led < 0
-        led = np.where(lead, suit, led)
+        led, leader, trump, void, trick_len, to_act = T.after_play(
+            self.rules, seat, c, self.led[idx], self.leader[idx], self.trump[idx], self.trick_len[idx])
         self.led[idx] = led
-        self.leader[idx] = np.where(lead, seat, self.leader[idx])
-        trump = self.trump[idx]
+        self.leader[idx] = leader
         if not self._k:
-            trump = np.where(trump < 0, suit, trump)  # R10, kitty_size 0: the first card led
             self.trump[idx] = trump
-        void = ((suit != led) & (suit != trump)).nonzero()[0]  # never on a lead
-        if void.size:
-            self._voids_f[fi[void]] |= np.left_shift(1, led[void])
+        shown = void.nonzero()[0]
+        if shown.size:
+            self._voids_f[fi[shown]] |= void[shown]
         tbits = self.trick_bits[idx] | bit
         self.trick_bits[idx] = tbits
-        tl = self.trick_len[idx] + 1
-        self.trick_len[idx] = tl
-        self.to_act[idx] = (seat + 1) & 3
-        full = (tl == 4).nonzero()[0]
+        self.trick_len[idx] = trick_len
+        self.to_act[idx] = to_act
+        full = (trick_len == T.TRICK_SIZE).nonzero()[0]
         if not full.size:
             return
         j = idx[full]
-        winner = R.trick_winner(self.trick[j], trump[full], led[full])  # R12: the seat (trick stored by seat)
-        self._won_f[(j << 1) + (winner & 1)] |= tbits[full]
-        td = self.tricks_done[j]
+        # R12: the trick is stored by seat, so the index of the winning card is the winning seat
+        winner, team, done, hand_over = T.after_trick(R.trick_winner(self.trick[j], trump[full], led[full]),
+                                                      self.tricks_done[j])
+        self._won_f[(j << 1) + team] |= tbits[full]
         if self._recorder is not None:
-            self._recorder.trick_won(j, td, winner)
-        td = td + 1
-        self.tricks_done[j] = td
+            self._recorder.trick_won(j, self.tricks_done[j], winner)
+        self.tricks_done[j] = done
         self.to_act[j] = winner
         self.leader[j] = winner
         self.trick_len[j] = 0
         self.trick_bits[j] = 0
         self.led[j] = -1
         self.trick[j] = -1
-        scored[j[td == 6]] = True
+        scored[j[hand_over]] = True
 
     def _score(self, idx: np.ndarray, res: StepResult) -> None:
         """R13-R20 for the lanes ``idx`` whose sixth trick is complete."""
@@ -489,8 +486,8 @@ class VectorGame:
                           self.scores[idx, 1])
         high, low, jack, game, made, winner = sc.high, sc.low, sc.jack, sc.game, sc.made, sc.winner
         cp0, cp1 = sc.card_points
-        change = np.stack(sc.change, axis=1)
-        new = np.stack(sc.scores, axis=1)
+        change = _columns(sc.change)
+        new = _columns(sc.scores)
         self.scores[idx] = new
         res.score_delta[idx] = change
         res.scores[idx] = new
@@ -498,20 +495,20 @@ class VectorGame:
         self.hand_bidder[idx] = self.bidder[idx]
         self.hand_contract[idx] = contract
         self.hand_made[idx] = made
-        self.hand_points[idx] = np.stack([high, low, jack, game], axis=1)
+        self.hand_points[idx] = _columns((high, low, jack, game))
         over = winner >= 0
         res.game_over[idx] = over
         res.reward_score[idx] = (change[:, 0] - change[:, 1]).astype(np.float32)[:, None] * SEAT_SIGN
         if over.any():
             res.reward_win[idx[over]] = np.where(winner[over, None] == 0, SEAT_SIGN, -SEAT_SIGN)
         if self._recorder is not None:
-            self._recorder.scored(idx, self.hand_points[idx], np.stack([cp0, cp1], axis=1), made, change, new)
+            self._recorder.scored(idx, self.hand_points[idx], _columns((cp0, cp1)), made, change, new)
 
     def _end_hands(self, idx: np.ndarray, res: StepResult) -> None:
         """Lanes ``idx`` finished a hand (scored or thrown in): deal the next hand or start a new game."""
         over = res.game_over[idx]
         hn = self.hand_number[idx] + 1  # hands dealt in this game
-        trunc = ~over & (hn >= self.max_hands)  # R21
+        trunc = T.truncated(hn, self.max_hands, over)  # R21
         res.truncated[idx[trunc]] = True
         new_game = over | trunc
         if self._recorder is not None:
@@ -519,8 +516,7 @@ class VectorGame:
         self.hand_number[idx] = np.where(new_game, 0, hn)
         self.game_index[idx] += new_game
         self.scores[idx[new_game]] = 0
-        # R4: the deal passes left after a scored hand; a thrown-in hand is redealt by the same dealer.
-        self.dealer[idx] = (self.dealer[idx] + res.hand_over[idx]) & 3
+        self.dealer[idx] = T.next_dealer(self.dealer[idx], res.hand_over[idx])  # R4, R8
         self._start_hands(idx, new_game)
 
     def load_worlds(self, lanes: Any, views: Sequence[Any], deals: Sequence[Any],

@@ -411,6 +411,8 @@ class raw_env(OnTable, AECEnv):
             if action is not None:
                 raise ValueError(f"{agent} is done: the only valid action is None, got {short_repr(action)}")
             return None
+        if type(action) is int and 0 <= action < NUM_ACTIONS:  # the common case stays fast
+            return action
         try:
             return game.check_action_id(action)
         except IllegalActionError as e:
@@ -421,7 +423,6 @@ class raw_env(OnTable, AECEnv):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
-        self._require_game()
         try:
             st = self.table.apply(action)  # the table layer: hand ends, rewards, next hand (R8, R17-R21)
         except IllegalActionError as e:
@@ -434,8 +435,8 @@ class raw_env(OnTable, AECEnv):
             self.terminations = dict.fromkeys(AGENTS, True)
         elif st.truncated:
             self.truncations = dict.fromkeys(AGENTS, True)  # R21
-        if not st.terminated:
-            self.agent_selection = AGENTS[self._require_game().to_act]
+        if not st.terminated:  # checked_action() made sure there is a game
+            self.agent_selection = AGENTS[self.game.to_act]
         self._accumulate_rewards()
         if st.done:
             self._deads_step_first()
