@@ -20,7 +20,7 @@ A seat is 0..3, ``-1`` "nobody" (no bidder yet, no card led); a suit is 0..3, ``
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from .actions import MAX_BID
 from .cards import NUM_TRICKS
@@ -30,38 +30,28 @@ from .rules import select
 
 TRICK_SIZE = NUM_PLAYERS
 """R12: a trick is one card from each seat."""
+assert BIDDING == 0  # after_bid: ``ended * HAND_OVER`` is BIDDING while bidding goes on
 
 
-class AfterBid(NamedTuple):
-    """The state after a bid (:func:`after_bid`)."""
-
-    phase: Any
-    """``BIDDING`` (the next seat bids), ``HAND_OVER`` (R8: everyone passed, thrown in), ``TRUMP`` (R9, R10:
-    the bidder takes the kitty and names trump) or ``PLAY`` (``kitty_size`` 0: the first card led names
-    trump)."""
-    to_act: Any
-    """The next seat to bid, or the bidder once bidding is over (R12: the bidder leads)."""
-    high_bid: Any
-    """The highest bid so far (0: nobody bid); the contract once bidding is over (R17)."""
-    bidder: Any
-    """The seat holding the high bid, -1 nobody."""
-    ended: Any
-    """Bidding is over (R7), whether anybody bid or not."""
-
-
-def after_bid(rules: SmearRules, seat: Any, bid: Any, dealer: Any, high_bid: Any, bidder: Any) -> AfterBid:
+def after_bid(rules: SmearRules, seat: Any, bid: Any, dealer: Any, high_bid: Any, bidder: Any
+              ) -> tuple[Any, Any, Any, Any, Any]:
     """R6-R8, R12: ``seat`` bids ``bid`` (0 pass, else 2..4, legal: above ``high_bid``); ``bidder`` is the
     seat holding ``high_bid`` (-1 nobody). Bidding ends when the dealer has acted, or at once on a bid of
-    4 (R7); with no bid the hand is thrown in (R8; under ``dealer_must_bid`` the dealer may not pass)."""
+    4 (R7); with no bid the hand is thrown in (R8; under ``dealer_must_bid`` the dealer may not pass).
+
+    Returns ``(phase, to_act, high_bid, bidder, ended)``: ``BIDDING`` (the next seat bids), ``HAND_OVER``
+    (R8: everyone passed, thrown in), ``TRUMP`` (R9, R10: the bidder takes the kitty and names trump) or
+    ``PLAY`` (``kitty_size`` 0: the first card led names trump); the next seat to bid, or the bidder once
+    there is a contract (R12: the bidder leads; ``seat`` itself after a throw-in); the high bid so far (0:
+    nobody bid; the contract once bidding is over, R17) and the seat holding it (-1 nobody); whether bidding
+    is over (R7). (A plain tuple, as every transition here: they run on every move of the single game.)"""
     has = bid > 0
     high_bid = select(has, bid, high_bid)
     bidder = select(has, seat, bidder)
     ended = (bid == MAX_BID) | (seat == dealer)  # R7
     contract = ended & (bidder >= 0)
-    after = TRUMP if rules.kitty_size else PLAY  # R9, R10
-    phase = select(contract, after, select(ended, HAND_OVER, BIDDING))
-    to_act = select(contract, bidder, select(ended, seat, (seat + 1) & 3))
-    return AfterBid(phase, to_act, high_bid, bidder, ended)
+    phase = select(contract, TRUMP if rules.kitty_size else PLAY, ended * HAND_OVER)  # BIDDING is 0
+    return phase, select(contract, bidder, (seat + 1 - ended) & 3), high_bid, bidder, ended
 
 
 def take_kitty(rules: SmearRules, hand: Any, stock: Any) -> tuple[Any, Any]:
@@ -126,7 +116,7 @@ def truncated(hands_dealt: Any, max_hands: int, game_over: Any) -> Any:
 
 
 __all__ = [
-    "BIDDING", "HAND_OVER", "TRICK_SIZE", "AfterBid", "after_bid",
+    "TRICK_SIZE", "after_bid",
     "after_discard", "after_play", "after_trick", "after_trump", "first_to_bid", "next_dealer", "take_kitty",
     "truncated",
 ]

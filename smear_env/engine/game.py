@@ -203,7 +203,7 @@ class Game:
         self.dealer = dealer
         self.deal = deal
         self.stock = stock
-        self.hands = [sum(1 << c for c in h) for h in deal]
+        self.hands = [card_mask(h) for h in deal]
         self.bids: list[tuple[int, int]] = []
         self.high_bid = 0
         self.bidder: int | None = None
@@ -340,7 +340,9 @@ class Game:
     def apply(self, action: int) -> None:
         """Apply the action of the player to act. An illegal action raises :class:`IllegalActionError`
         naming it and the legal actions, and changes nothing."""
-        action = self._check(action)
+        legal = self._legal  # the common case (an int among the cached legal actions) skips _check
+        if legal is None or type(action) is not int or action not in legal:
+            action = self._check(action)
         self._legal = None
         phase = self.phase
         if phase == PLAY:
@@ -357,25 +359,25 @@ class Game:
     def _bid(self, bid: int) -> None:
         seat = self.to_act
         self.bids.append((seat, bid))
-        bidder = self.bidder
-        s = after_bid(self.rules, seat, bid, self.dealer, self.high_bid, -1 if bidder is None else bidder)
-        self.high_bid = s.high_bid
-        self.to_act = s.to_act
-        self.phase = s.phase
-        if s.bidder >= 0:
-            self.bidder = s.bidder
-        if not s.ended:
+        phase, to_act, high_bid, bidder, ended = after_bid(
+            self.rules, seat, bid, self.dealer, self.high_bid, -1 if self.bidder is None else self.bidder)
+        self.phase = phase
+        self.to_act = to_act
+        self.high_bid = high_bid
+        if bidder >= 0:
+            self.bidder = bidder
+        if not ended:
             return
-        if s.phase == HAND_OVER:  # R8 redeal: thrown in, same dealer, nothing scored
+        if phase == HAND_OVER:  # R8 redeal: thrown in, same dealer, nothing scored
             self.hand_thrown_in = True
             self._next_dealer = transitions.next_dealer(self.dealer, 0)
             self.history.append(self._hand_record())
             return
-        self.contract = s.high_bid
-        self.trick_leader = s.to_act  # R12: the bidder leads the first trick
-        if s.phase == TRUMP:  # R9: the bidder takes the kitty; R10: then names trump
+        self.contract = high_bid
+        self.trick_leader = to_act  # R12: the bidder leads the first trick
+        if phase == TRUMP:  # R9: the bidder takes the kitty; R10: then names trump
             self.kitty = kitty_cards(self.stock, self.rules.kitty_size)
-            self.hands[s.bidder] = take_kitty(self.rules, self.hands[s.bidder], self.stock)[0]
+            self.hands[bidder] = take_kitty(self.rules, self.hands[bidder], self.stock)[0]
 
     def _discard(self, c: int) -> None:
         self.discards.append(c)

@@ -410,19 +410,20 @@ class VectorGame:
         seat = self.to_act[idx]
         bid = np.where(act == 0, 0, act + 1)
         self.bids[idx, seat] = np.where(bid == 0, PASSED, bid)
-        s = T.after_bid(self.rules, seat, bid, self.dealer[idx], self.high_bid[idx], self.bidder[idx])
-        self.high_bid[idx] = s.high_bid
-        self.bidder[idx] = s.bidder
-        self.to_act[idx] = s.to_act
-        self.phase[idx] = s.phase
-        if not s.ended.any():
+        phase, to_act, high_bid, bidder, ended = T.after_bid(self.rules, seat, bid, self.dealer[idx],
+                                                             self.high_bid[idx], self.bidder[idx])
+        self.phase[idx] = phase
+        self.to_act[idx] = to_act
+        self.high_bid[idx] = high_bid
+        self.bidder[idx] = bidder
+        if not ended.any():
             return
-        thrown[idx[s.phase == HAND_OVER]] = True  # R8 redeal
-        contract = (s.phase == self._after_bidding).nonzero()[0]
+        thrown[idx[phase == HAND_OVER]] = True  # R8 redeal
+        contract = (phase == self._after_bidding).nonzero()[0]
         if not contract.size:
             return
         jb = idx[contract]
-        b = s.bidder[contract]
+        b = bidder[contract]
         self.leader[jb] = b  # R12: the bidder leads the first trick
         if self._k:  # R9
             self.hands[jb, b], self.kitty[jb] = T.take_kitty(self.rules, self.hands[jb, b], self.stock[jb])
