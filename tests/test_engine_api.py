@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
@@ -50,6 +51,39 @@ def test_copy_and_from_state_continue_identically():
     assert c.to_record() == g.to_record()
     with pytest.raises(ValueError, match="missing fields"):
         Game.from_state(None, {"phase": 0})
+
+
+def test_records_built_when_read_equal_records_built_at_once():
+    """A finished hand's record is built on first read of ``history``: from the values the hand ended with,
+    whatever the game (or a copy taken before the read) did since."""
+    rng = np.random.default_rng(4)
+    g = Game(SmearRules(target_score=21), seed=6)
+    seen: list[dict] = []
+    for _ in range(400):
+        if g.is_over:
+            break
+        if g.phase >= 4:
+            seen.append(copy.deepcopy(g.history[-1]))  # read at once, as the hand ends
+            g.start_next_hand()
+            continue
+        legal = g.legal_actions()
+        g.apply(legal[rng.integers(len(legal))])
+    late = Game(SmearRules(target_score=21), seed=6)  # the same game, its records read only at the end
+    rng = np.random.default_rng(4)
+    copies = []
+    for _ in range(400):
+        if late.is_over:
+            break
+        if late.phase >= 4:
+            copies.append(late.copy())
+            late.start_next_hand()
+            continue
+        legal = late.legal_actions()
+        late.apply(legal[rng.integers(len(legal))])
+    n = len(seen) + (1 if g.is_over else 0)
+    assert len(seen) >= 3 and late.history[:len(seen)] == seen and len(late.history) == n
+    assert all(c.history == late.history[:len(c.history)] for c in copies)
+    assert all(type(h) is dict for h in late.history)
 
 
 def test_rule_queries():

@@ -15,6 +15,7 @@ STOCK = "AS KS QS JS TS 9S 8S 7S"
 
 def snapshot(g: Game) -> tuple:
     """Every slot of the game (deep-copied) plus the generator state and the record."""
+    assert all(type(h) is dict for h in g.history)  # the records built (a slot holds them or their calls)
     slots = tuple(copy.deepcopy(getattr(g, s)) for s in Game.__slots__ if s not in ("rng", "_legal"))
     return slots, g.rng.bit_generator.state, g.to_record(), g.legal_actions()
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,7 @@ class Game:
         "rules", "rng", "seed", "phase", "scores", "winner", "dealer", "hand_number",
         "hands", "deal", "stock", "bids", "high_bid", "bidder", "contract", "kitty", "trump",
         "discards", "trick", "trick_seats", "trick_leader", "tricks", "won", "played_by", "voids",
-        "to_act", "hand_thrown_in", "hand_result", "history", "_legal", "_next_dealer",
+        "to_act", "hand_thrown_in", "hand_result", "_history", "_legal", "_next_dealer",
     )
 
     def __init__(
@@ -190,7 +191,7 @@ class Game:
         self.scores = [int(scores[0]), int(scores[1])]
         self.winner: int | None = None
         self.hand_number = 0
-        self.history: list[dict[str, Any]] = []  # records of finished hands (smear-record/1 "hands")
+        self._history: list[Any] = []  # the finished hands' records, or the calls that build them
 
     def _deal_hand(
         self, dealer: int, given: tuple[Sequence[Sequence[int | str]], Sequence[int | str]] | None
@@ -240,7 +241,8 @@ class Game:
         """An independent copy (the generator is copied too, so both continue identically)."""
         rng = np.random.Generator(type(self.rng.bit_generator)())
         rng.bit_generator.state = self.rng.bit_generator.state
-        state = {k: getattr(self, k) for k in STATE_FIELDS}
+        state = {k: getattr(self, k) for k in STATE_FIELDS if k != "history"}
+        state["history"] = self._history  # as it is: records not yet built stay so
         for k in ("scores", "hands", "stock", "bids", "kitty", "discards", "trick", "trick_seats", "tricks",
                   "won", "played_by", "voids", "history"):
             state[k] = state[k][:]
@@ -371,7 +373,7 @@ class Game:
         if phase == HAND_OVER:  # R8 redeal: thrown in, same dealer, nothing scored
             self.hand_thrown_in = True
             self._next_dealer = transitions.next_dealer(self.dealer, 0)
-            self.history.append(self._hand_record())
+            self._history.append(self._hand_record())
             return
         self.contract = high_bid
         self.trick_leader = to_act  # R12: the bidder leads the first trick
@@ -427,15 +429,32 @@ class Game:
                                        sc.change, new)
         winner = None if sc.winner < 0 else sc.winner
         self._next_dealer = transitions.next_dealer(self.dealer, 1)  # R4
-        self.history.append(self._hand_record())
+        self._history.append(self._hand_record())
         self.winner = winner
         self.phase = GAME_OVER if winner is not None else HAND_OVER
 
     # ------------------------------------------------------------------ records
-    def _hand_record(self, incomplete: bool = False) -> dict[str, Any]:
-        """This hand as a smear-record/1 ``hand`` object (:func:`smear_env.engine.recording.hand_record`)."""
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The records of the finished hands (smear-record/1 ``hands``), oldest first. A hand's record is
+        built when it is first read: the game keeps the values it is made of (lists that no later move
+        changes), so a game whose records nobody reads never spends the time."""
+        hist = self._history
+        for i, h in enumerate(hist):
+            if type(h) is not dict:
+                hist[i] = h()
+        return hist
+
+    @history.setter
+    def history(self, hands: list[dict[str, Any]]) -> None:
+        self._history = hands
+
+    def _hand_record(self, incomplete: bool = False) -> partial[dict[str, Any]]:
+        """The call that builds this hand as a smear-record/1 ``hand`` object
+        (:func:`smear_env.engine.recording.hand_record` of the hand's values as they are now)."""
         bidding_over = self.bidder is not None and self.phase != BIDDING
-        return hand_record(
+        return partial(
+            hand_record,
             self.dealer, self.deal, self.stock, self.bids, self.rules.kitty_size,
             thrown_in=self.hand_thrown_in,
             bidder=self.bidder if bidding_over else None,
@@ -458,7 +477,7 @@ class Game:
         """
         hands = [_json_copy(h) for h in self.history]  # independent of the game's own history
         if self.phase < HAND_OVER:
-            hands.append(self._hand_record(incomplete=True))
+            hands.append(self._hand_record(incomplete=True)())
         return game_record(self.rules.to_dict(), self.seed, hands, self.scores, self.winner, players)
 
 
