@@ -375,8 +375,7 @@ class VectorGame:
             s_trump, s_disc = (phase == TRUMP).nonzero()[0], (phase == DISCARD).nonzero()[0]
             i_play, i_bid, i_trump, i_disc = idx[s_play], idx[s_bid], idx[s_trump], idx[s_disc]
             a_play, a_bid, a_trump, a_disc = a[s_play], a[s_bid], a[s_trump], a[s_disc]
-        thrown = np.zeros(n, dtype=bool)
-        scored = np.zeros(n, dtype=bool)
+        scored, thrown, game_over, truncated = np.zeros((4, n), dtype=bool)  # one allocation, four rows
         if i_bid.size:
             self._bid(i_bid, a_bid, thrown)
         if i_trump.size:
@@ -385,16 +384,17 @@ class VectorGame:
             self._discard(i_disc, a_disc - DISCARD_ACTION_BASE)
         if i_play.size:
             self._play(i_play, a_play - PLAY_ACTION_BASE, scored)
+        rewards = np.zeros((2, n, 4), dtype=np.float32)
         res = StepResult(
             hand_over=scored,
             thrown_in=thrown,
-            game_over=np.zeros(n, dtype=bool),
-            truncated=np.zeros(n, dtype=bool),
+            game_over=game_over,
+            truncated=truncated,
             winner=np.full(n, -1, dtype=_I),
             score_delta=np.zeros((n, 2), dtype=_I),
             scores=self.scores.copy(),
-            reward_score=np.zeros((n, 4), dtype=np.float32),
-            reward_win=np.zeros((n, 4), dtype=np.float32),
+            reward_score=rewards[0],
+            reward_win=rewards[1],
         )
         i_scored = scored.nonzero()[0]
         if i_scored.size:
