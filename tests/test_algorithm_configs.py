@@ -1,6 +1,6 @@
 """One config class per algorithm (issue 21, training configs): each algorithm's ``algorithm:`` keys, docs,
-bounds and capabilities are declared by its own torch-free config class; ``validate()`` names no algorithm;
-stored configs of the old flat format still load; a new algorithm is its module plus one registry line."""
+bounds and capabilities are declared by its own torch-free config class; the cross-field checks name no
+algorithm; a new algorithm is its module plus one registry line."""
 
 from __future__ import annotations
 
@@ -12,20 +12,19 @@ from typing import Any, Literal
 
 import numpy as np
 import pytest
-import yaml
 from pydantic import Field
 
 from training import config as C
 from training.algorithms import ALGORITHMS, Algorithm, config_class
 from training.algorithms.config_base import AlgorithmConfig, Fraction
-from training.config import ConfigError, from_dict, help_text, load_config, upgrade_stored
+from training.config import ConfigError, from_dict, help_text, load_config
 from training.config_files import bound_text
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ("quickstart", "default", "scratch", "vector_ppo", "dmc", "rllib_ppo")
 
 # A run folder's config.yaml as smear-train wrote it before the per-algorithm config classes (one flat
-# algorithm section with every algorithm's keys): `dump_yaml(load_config("configs/dmc.yaml", ["n_envs=8"]))`.
+# algorithm section with every algorithm's keys; no release wrote one): `dump_yaml(load_config(...dmc.yaml))`.
 OLD_DMC_RUN_CONFIG = """\
 default:
   rules: {kitty_size: 3, target_score: 15, high_low: ace_seven, game_point_tie: nobody, all_pass: redeal,
@@ -69,12 +68,6 @@ default:
 """
 
 
-def _old(**algorithm: Any) -> dict[str, Any]:
-    data = yaml.safe_load(OLD_DMC_RUN_CONFIG)["default"]
-    data["algorithm"].update(algorithm)
-    return data
-
-
 # --------------------------------------------------------------------------------------------- classes
 def test_each_algorithm_has_its_own_config_class_with_only_its_keys():
     keys = {name: set(config_class(name).model_fields) for name in ALGORITHMS}
@@ -91,18 +84,7 @@ def test_each_algorithm_has_its_own_config_class_with_only_its_keys():
 
 
 ADDED_SINCE_THE_SPLIT = {"dmc": {"bid_epsilon"}, "vector_ppo": {"overlap"}}
-"""Keys an algorithm gained after the flat section was split (no stored config of the old format has them)."""
-
-
-def test_defaults_are_the_old_flat_sections():
-    """Every algorithm's defaults are those of the one flat section they replace (keys added since aside)."""
-    for name in ALGORITHMS:
-        d = config_class(name)().model_dump()
-        assert d.pop("name") == name
-        added = ADDED_SINCE_THE_SPLIT.get(name, set())
-        assert added <= set(d) and not added & set(C.LEGACY_ALGORITHM_DEFAULTS), name
-        d = {k: v for k, v in d.items() if k not in added}
-        assert d == {k: C.LEGACY_ALGORITHM_DEFAULTS[k] for k in d}, name
+"""Keys an algorithm gained after the flat section was split (a shipped checkpoint's config may lack them)."""
 
 
 def test_every_number_field_has_bounds_and_every_field_a_doc_in_help():
@@ -120,14 +102,14 @@ def test_every_number_field_has_bounds_and_every_field_a_doc_in_help():
                 bounds = bound_text(node, schema.get("$defs", {}))
                 assert bounds, f"{name}: algorithm.{key} has no bounds"
                 assert f"[{bounds}]" in text
-    assert "algorithm.epsilon: float = 0.05 [a number in [0, 1]]" in text
+    assert "algorithm.epsilon: float = 0.05 [a number from 0 to 1]" in text
     assert "Supports: imitation, suit_canonical, win_bonus." not in text  # dmc: no imitation
     assert "[algorithm: dmc]" in text and "Supports: suit_canonical, win_bonus." in text
 
 
-def test_validate_names_no_algorithm():
-    """validate() asks the config class (flags, opponents, its own hook): no algorithm name in its code."""
-    src = inspect.getsource(C.validate)
+def test_the_cross_field_checks_name_no_algorithm():
+    """TrainConfig's checks ask the config class (flags, opponents, its own hook): no algorithm name."""
+    src = inspect.getsource(C.TrainConfig)
     for name in ALGORITHMS:
         assert f'"{name}"' not in src and f"'{name}'" not in src, name
 
@@ -213,48 +195,18 @@ def test_what_an_algorithm_does_not_support_names_the_ones_that_do():
 
 
 def test_a_config_section_of_the_wrong_class_is_refused():
-    cfg = load_config(None, [])
-    cfg.algorithm = config_class("dmc").model_construct(name="ppo")
-    with pytest.raises(ConfigError, match="a DMCConfig does not hold the keys of algorithm 'ppo'"):
-        C.validate(cfg)
+    wrong = config_class("dmc").model_construct(name="ppo")
+    with pytest.raises(ValueError, match="a DMCConfig does not hold the keys of algorithm 'ppo'"):
+        C.TrainConfig(algorithm=wrong)
 
 
 # --------------------------------------------------------------------------------------------- stored
-def test_old_run_config_resumes_its_other_algorithms_keys_at_their_old_defaults_dropped(tmp_path):
-    p = tmp_path / "config.yaml"
-    p.write_text(OLD_DMC_RUN_CONFIG)
-    with pytest.raises(ConfigError, match="algorithm 'dmc' has no key 'gamma'"):
-        load_config(p)  # a user's file: strict
-    cfg = load_config(p, stored=True)
-    assert cfg.algorithm == config_class("dmc")(anneal_lr=False, n_steps=32, batch_size=1024, n_epochs=1,
-                                                max_grad_norm=1.0, epsilon=0.05)
-    assert cfg == from_dict(_old(), stored=True) and cfg.n_envs == 8 and cfg.seed == 3
-    # the overrides are a user's: still strict; a stored key the overrides' algorithm lacks is upgraded too
-    with pytest.raises(ConfigError, match="has no key 'gamma'"):
-        load_config(p, ["algorithm.gamma=1.0"], stored=True)
-    assert load_config(p, ["algorithm.n_steps=8"], stored=True).algorithm.n_steps == 8
-
-
-def test_old_stored_config_with_a_changed_foreign_value_is_a_clear_error():
-    with pytest.raises(ConfigError) as e:
-        from_dict(_old(gamma=0.9), stored=True)
-    msg = str(e.value)
-    assert msg.startswith("stored config key 'algorithm.gamma': 0.9 is not a key of algorithm 'dmc'")
-    assert "only the old default 1.0 can be dropped" in msg and "the keys of algorithm 'dmc': name," in msg
-    with pytest.raises(ConfigError, match="'algorithm.norm_adv': False is not a key"):
-        from_dict(_old(norm_adv=False), stored=True)
-    with pytest.raises(ConfigError, match="'algorithm.epsilon': 0.2 is not a key of algorithm 'ppo'"):
-        from_dict(_old(name="ppo", epsilon=0.2), stored=True)
-    assert from_dict(_old(name="ppo", n_epochs=2), stored=True).algorithm.n_epochs == 2  # epsilon at 0.05
-    assert upgrade_stored({"seed": 1}) == {"seed": 1}
-
-
 def test_shipped_checkpoints_stored_configs_load():
     from smear_env.agents.checkpoint import read_checkpoint
 
     for name in ("smear_v0_default", "smear_v0_scratch"):
         _, meta = read_checkpoint(ROOT / "checkpoints" / f"{name}.safetensors")
-        cfg = from_dict(meta["training"], stored=True)
+        cfg = from_dict(meta["training"])
         assert cfg.algorithm.name in ALGORITHMS
         if meta["algorithm"] in ("distill", "expert_iteration"):  # its stored config trained its init
             assert meta[meta["algorithm"]]
@@ -266,9 +218,9 @@ def test_shipped_checkpoints_stored_configs_load():
         assert C.to_dict(cfg)["algorithm"] == {**stored, **new_keys}  # keys added since: their defaults
 
 
-def test_resume_reads_an_old_run_config(tmp_path, capsys):
-    """--resume loads the run's config.yaml as a stored config: the old flat section gets as far as looking
-    for a checkpoint (none here); a changed foreign value stops it with the key named."""
+def test_resume_of_an_old_flat_run_config_names_the_foreign_key(tmp_path, capsys):
+    """A run folder's config.yaml of the flat algorithm section (before the per-algorithm config classes; no
+    release wrote one) is read like any config: --resume stops with the key of another algorithm named."""
     from training.train import main
 
     run = tmp_path / "run"
@@ -276,11 +228,7 @@ def test_resume_reads_an_old_run_config(tmp_path, capsys):
     (run / "config.yaml").write_text(OLD_DMC_RUN_CONFIG)
     assert main(["--resume", "--run-dir", str(run)]) == 2
     err = capsys.readouterr().err
-    assert "no checkpoint in" in err and "config key" not in err
-    (run / "config.yaml").write_text(OLD_DMC_RUN_CONFIG.replace("gamma: 1.0", "gamma: 0.5"))
-    assert main(["--resume", "--run-dir", str(run)]) == 2
-    err = capsys.readouterr().err
-    assert "stored config key 'algorithm.gamma': 0.5 is not a key of algorithm 'dmc'" in err
+    assert "unknown config key 'algorithm.gamma': algorithm 'dmc' has no key 'gamma' (a key of 'ppo'" in err
 
 
 # --------------------------------------------------------------------------------------------- new algorithm
@@ -353,7 +301,7 @@ def test_a_new_algorithm_is_its_classes_plus_one_registry_line(tiny_registered):
     assert C.to_dict(cfg)["algorithm"] == {"name": "tiny", "decisions": 40, "noise": None}
     bad = [
         (["algorithm.decisions=0"], "'algorithm.decisions': expected an integer from 1 to 1000, got 0"),
-        (["algorithm.noise=2"], "'algorithm.noise': expected a number in [0, 1] or null"),
+        (["algorithm.noise=2"], "'algorithm.noise': expected a number from 0 to 1 or null"),
         (["algorithm.learning_rate=0.1"], "algorithm 'tiny' has no key 'learning_rate' (a key of 'ppo'"),
         (["selfplay.opponents={self: 1, random: 1}"], "'random' not available with algorithm 'tiny'"),
         (["network.shared_trunk=true"], "algorithm 'tiny' does not support it (allowed with: 'vector_ppo')"),
@@ -385,7 +333,7 @@ def test_smear_train_runs_a_new_algorithm(tiny_registered, tmp_path, capsys):
     _, meta = read_checkpoint(run / "checkpoints" / "latest.safetensors")
     assert meta["algorithm"] == "tiny" and meta["step"] == 100
     assert meta["training"]["algorithm"] == {"name": "tiny", "decisions": 50, "noise": None}
-    assert load_config(run / "config.yaml", stored=True).algorithm == TinyConfig(decisions=50)
+    assert load_config(run / "config.yaml").algorithm == TinyConfig(decisions=50)
 
 
 # --------------------------------------------------------------------------------------------- trainers

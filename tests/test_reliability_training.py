@@ -12,7 +12,8 @@ import pytest
 
 from smear_env.agents.checkpoint import read_checkpoint
 from tests.run_helpers import TINY, copy_run, folder_state, make_finished_run
-from training.config import ConfigError, from_dict, load_config, parse_override
+from training.config import ConfigError, from_dict, load_config
+from training.config_files import parse_override
 from training.train import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,17 +138,17 @@ def test_unusable_run_folder_is_a_message(tmp_path: Path, monkeypatch: pytest.Mo
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"algorithm": {"gamma": 7}}, "'algorithm.gamma': expected a number in [0, 1], got 7.0"),
+        ({"algorithm": {"gamma": 7}}, "'algorithm.gamma': expected a number from 0 to 1, got 7.0"),
         ({"algorithm": {"clip_range": -3}}, "'algorithm.clip_range': expected a number > 0"),
-        ({"algorithm": {"gae_lambda": -2}}, "'algorithm.gae_lambda': expected a number in [0, 1]"),
+        ({"algorithm": {"gae_lambda": -2}}, "'algorithm.gae_lambda': expected a number from 0 to 1"),
         ({"algorithm": {"learning_rate": float("nan")}}, "'algorithm.learning_rate': expected a finite"),
         ({"algorithm": {"learning_rate": 0}}, "'algorithm.learning_rate': expected a number > 0"),
         ({"algorithm": {"ent_coef": float("inf")}}, "'algorithm.ent_coef': expected a finite"),
         ({"output": {"keep_checkpoints": -3}}, "'output.keep_checkpoints': expected an integer >= 0"),
-        ({"time_limit": -5}, "'time_limit': expected a number in (0, 10**7] or null"),
-        ({"seed": -1}, "'seed': expected an integer from 0 to 2**63 - 1"),
-        ({"imitation": {"epsilon": 2}}, "'imitation.epsilon': expected a number in [0, 1]"),
-        ({"eval": {"target_score": 2**30}}, "'eval.target_score': expected an integer from 1 to 1048576"),
+        ({"time_limit": -5}, "'time_limit': expected a number > 0 and <= 10_000_000 or null"),
+        ({"seed": -1}, "'seed': expected an integer from 0 to 9_223_372_036_854_775_807"),
+        ({"imitation": {"epsilon": 2}}, "'imitation.epsilon': expected a number from 0 to 1"),
+        ({"eval": {"target_score": 2**30}}, "'eval.target_score': expected an integer from 1 to 1_048_576"),
         ({"selfplay": {"opponents": {"self": 1, "heuristc": 1}}},
          "'selfplay.opponents.heuristc': unknown agent spec 'heuristc'"),
         ({"selfplay": {"opponents": {"missing.safetensors": 1}}}, "'selfplay.opponents.missing.safetensors'"),

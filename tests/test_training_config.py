@@ -14,9 +14,8 @@ from training.config import (
     from_dict,
     help_text,
     load_config,
-    parse_override,
-    safe_load_bounded,
 )
+from training.config_files import parse_override, safe_load_bounded
 from training.train import main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,10 +5,7 @@ A config file is YAML with a ``default:`` block and optional named variants (RL-
 section holds the keys of the algorithm its ``name`` picks (its torch-free config class, named by the registry
 :data:`training.configs.ALGORITHMS`, declares them with what it supports of the other sections and its own
 checks); this module names no algorithm. Reading files, errors, the JSON Schema and ``--help-config`` are
-:mod:`training.config_files`. A stored config (a run folder's ``config.yaml``, a checkpoint's ``training``
-metadata) written when every algorithm shared one flat ``algorithm:`` section is read with ``stored=True``:
-the other algorithms' keys are dropped at their old defaults (:data:`LEGACY_ALGORITHM_DEFAULTS`) and are an
-error naming them otherwise.
+:mod:`training.config_files`.
 """
 
 from __future__ import annotations
@@ -17,23 +14,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BeforeValidator, Field, SerializeAsAny, SkipValidation
+from pydantic import BeforeValidator, Field, SerializeAsAny, SkipValidation, model_validator
 
 from smear_env.agents.registry import make_agent
 from smear_env.core.actions import short_repr
 from smear_env.core.config import RuleOptionError, SmearRules
 
-from .config_files import (
-    apply_overrides,
-    deep_merge,
-    did_you_mean,
-    help_text_of,
-    load_raw,
-    parse_override,
-    safe_load_bounded,
-    schema_of,
-    validated,
-)
+from .config_files import apply_overrides, did_you_mean, help_text_of, load_raw, schema_of, validated
 from .configs import ALGORITHMS, config_class
 from .configs.base import (
     MAX_DECISIONS,
@@ -48,9 +35,8 @@ from .configs.base import (
     yaml_float,
 )
 
-__all__ = ["MAX_DECISIONS", "MAX_ROLLOUT", "ConfigError", "TrainConfig", "apply_overrides", "deep_merge",
-           "dump_yaml", "from_dict", "help_text", "load_config", "load_raw", "parse_override",
-           "safe_load_bounded", "schema", "to_dict", "upgrade_stored", "validate"]
+__all__ = ["MAX_DECISIONS", "MAX_ROLLOUT", "ConfigError", "TrainConfig", "apply_overrides", "dump_yaml",
+           "from_dict", "help_text", "load_config", "load_raw", "schema", "to_dict"]
 
 DEFAULT_ALGORITHM = "ppo"
 """``algorithm.name`` when a config does not give one."""
@@ -235,6 +221,49 @@ class TrainConfig(Section):
     count starts at 0 and the checkpoint's own training time is recorded in the run's metadata
     (``init_from``). Not together with ``imitation.teacher``; ignored by ``--resume``."""
 
+    @model_validator(mode="after")
+    def _cross_field_checks(self) -> TrainConfig:
+        """The common checks, what the algorithm's config class says it supports (its ``supports_*`` flags and
+        ``opponents``), the agent specs, then the class's own :meth:`AlgorithmConfig.check`."""
+        alg, name, opponents, teacher = self.algorithm, self.algorithm.name, self.selfplay.opponents, \
+            self.imitation.teacher
+        if type(alg) is not config_class(name):
+            raise ConfigError(f"config section 'algorithm': a {type(alg).__name__} does not hold the keys of "
+                              f"algorithm {name!r} ({config_class(name).__name__})")
+        if self.env.reward == "win" and self.env.episode != "game":
+            raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
+        if sum(opponents.values()) <= 0:
+            raise ConfigError("config key 'selfplay.opponents': probabilities sum to 0")
+        for key, used, flag, hint in (
+                ("network.suit_canonical", self.network.suit_canonical, "suit_canonical", ""),
+                ("network.shared_trunk", self.network.shared_trunk, "shared_trunk", ""),
+                ("selfplay.opponents.snapshot", opponents.get("snapshot", 0) > 0, "snapshot", ""),
+                ("env.win_bonus", self.env.win_bonus != 0, "win_bonus", "; set env.win_bonus: 0"),
+                ("imitation.teacher", teacher is not None, "imitation", "; set imitation.teacher: null"),
+                ("init_from", self.init_from is not None, "init_from", "")):
+            if used and not getattr(alg, f"supports_{flag}"):
+                allowed = [repr(n) for n in ALGORITHMS if getattr(config_class(n), f"supports_{flag}")]
+                raise ConfigError(f"config key {key!r}: algorithm {name!r} does not support it (allowed "
+                                  f"with: {', '.join(allowed) or 'none'}){hint}")
+        bad = [repr(k) for k, p in opponents.items() if p > 0 and k not in (alg.opponents or ())]
+        if alg.opponents is not None and bad:
+            raise ConfigError(f"config key 'selfplay.opponents': {', '.join(bad)} not available with "
+                              f"algorithm {name!r} (allowed: {', '.join(map(repr, alg.opponents or ()))})")
+        specs = [(f"selfplay.opponents.{k}", k) for k in opponents if k not in ("self", "snapshot")]
+        for key, spec in specs + ([("imitation.teacher", teacher)] if teacher is not None else []):
+            try:  # a `cmd:` spec names a command (its program is not started here); another builds an agent
+                if spec.startswith("cmd") and not spec.partition(":")[2].strip():
+                    raise ValueError(f"agent spec {short_repr(spec)} has no command")
+                if not spec.startswith("cmd"):
+                    make_agent(spec, self.rules)
+            except (ValueError, TypeError, OSError, ImportError) as e:
+                raise ConfigError(f"config key {key!r}: {str(e)[:500]}") from None
+        if teacher is not None and self.init_from is not None:
+            raise ConfigError("config keys 'init_from' and 'imitation.teacher': choose one warm start "
+                              "(set imitation.teacher: null to start from the checkpoint)")
+        alg.check(self)
+        return self
+
 
 # --------------------------------------------------------------------------------------------- building
 def _keys(name: str) -> str:
@@ -262,22 +291,19 @@ def _algorithm(data: Any) -> AlgorithmConfig:
     if not isinstance(name, str) or name not in ALGORITHMS:
         raise ConfigError(f"config key 'algorithm.name': {short_repr(name)} is not one of "
                           f"{', '.join(map(repr, ALGORITHMS))}")
-    cls = config_class(name)
     for key in data:
         owners = [repr(n) for n in ALGORITHMS if key in config_class(n).model_fields]
-        if key not in cls.model_fields and owners:
+        if key not in config_class(name).model_fields and owners:
             raise ConfigError(f"unknown config key {short_repr('algorithm.' + str(key))}: algorithm {name!r} "
                               f"has no key {key!r} (a key of {', '.join(owners)}); {_keys(name)}")
-    return validated(cls, {**data, "name": name}, "algorithm.", _keys(name))
+    return validated(config_class(name), {**data, "name": name}, "algorithm.", _keys(name))
 
 
-def from_dict(data: Any, stored: bool = False) -> TrainConfig:
-    """The validated config of a mapping; ``stored``: a config smear-train wrote, read through
-    :func:`upgrade_stored`."""
+def from_dict(data: Any) -> TrainConfig:
+    """The validated config of a mapping (the cross-field checks are :class:`TrainConfig`'s)."""
     data = dict(_section("config", {} if data is None else data))
-    data = upgrade_stored(data) if stored else data
     built = {k: f(data.pop(k)) for k, f in (("rules", _rules), ("algorithm", _algorithm)) if k in data}
-    return validate(validated(TrainConfig, {**data, **built}))
+    return validated(TrainConfig, {**data, **built})
 
 
 def to_dict(cfg: Any) -> dict[str, Any]:
@@ -285,105 +311,14 @@ def to_dict(cfg: Any) -> dict[str, Any]:
     return cfg.model_dump(mode="python")
 
 
-def check_agent_spec(spec: str, key: str, rules: SmearRules) -> None:
-    """ConfigError naming ``key`` unless ``spec`` builds an agent (a ``cmd:`` spec: unless it names a
-    command; its program is not started here)."""
-    if spec.startswith("cmd"):
-        if not spec.partition(":")[2].strip():
-            raise ConfigError(f"config key {key!r}: agent spec {short_repr(spec)} has no command")
-        return
-
-    try:
-        make_agent(spec, rules)
-    except (ValueError, TypeError, OSError, ImportError) as e:
-        text = str(e)
-        raise ConfigError(f"config key {key!r}: {text if len(text) <= 500 else text[:497] + '...'}") from None
-
-
-def validate(cfg: TrainConfig) -> TrainConfig:
-    """Cross-field checks: the common ones, what the algorithm's config class says it supports (its
-    ``supports_*`` flags and ``opponents``), then the class's own :meth:`AlgorithmConfig.check`."""
-    alg, name, opponents, teacher = cfg.algorithm, cfg.algorithm.name, cfg.selfplay.opponents, \
-        cfg.imitation.teacher
-    if type(alg) is not config_class(name):
-        raise ConfigError(f"config section 'algorithm': a {type(alg).__name__} does not hold the keys of "
-                          f"algorithm {name!r} ({config_class(name).__name__})")
-    if cfg.env.reward == "win" and cfg.env.episode != "game":
-        raise ConfigError("config key 'env.reward': 'win' needs env.episode 'game'")
-    if sum(opponents.values()) <= 0:
-        raise ConfigError("config key 'selfplay.opponents': probabilities sum to 0")
-    for key, used, flag, hint in (
-            ("network.suit_canonical", cfg.network.suit_canonical, "suit_canonical", ""),
-            ("network.shared_trunk", cfg.network.shared_trunk, "shared_trunk", ""),
-            ("selfplay.opponents.snapshot", opponents.get("snapshot", 0) > 0, "snapshot", ""),
-            ("env.win_bonus", cfg.env.win_bonus != 0, "win_bonus", "; set env.win_bonus: 0"),
-            ("imitation.teacher", teacher is not None, "imitation", "; set imitation.teacher: null"),
-            ("init_from", cfg.init_from is not None, "init_from", "")):
-        if used and not getattr(alg, f"supports_{flag}"):
-            allowed = [repr(n) for n in ALGORITHMS if getattr(config_class(n), f"supports_{flag}")]
-            raise ConfigError(f"config key {key!r}: algorithm {name!r} does not support it (allowed with: "
-                              f"{', '.join(allowed) or 'none'}){hint}")
-    bad = [repr(k) for k, p in opponents.items() if p > 0 and k not in (alg.opponents or ())]
-    if alg.opponents is not None and bad:
-        raise ConfigError(f"config key 'selfplay.opponents': {', '.join(bad)} not available with algorithm "
-                          f"{name!r} (allowed: {', '.join(map(repr, alg.opponents or ()))})")
-    for k in opponents:
-        if k not in ("self", "snapshot"):
-            check_agent_spec(k, f"selfplay.opponents.{k}", cfg.rules)
-    if teacher is not None:
-        check_agent_spec(teacher, "imitation.teacher", cfg.rules)
-        if cfg.init_from is not None:
-            raise ConfigError("config keys 'init_from' and 'imitation.teacher': choose one warm start "
-                              "(set imitation.teacher: null to start from the checkpoint)")
-    alg.check(cfg)
-    return cfg
-
-
-# --------------------------------------------------------------------------------------------- stored configs
-LEGACY_ALGORITHM_DEFAULTS: dict[str, Any] = {
-    "learning_rate": 3.0e-4, "anneal_lr": True, "n_steps": 128, "batch_size": 2048, "n_epochs": 4,
-    "gamma": 1.0, "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "ent_coef_final": None,
-    "vf_coef": 0.5, "max_grad_norm": 0.5, "target_kl": None, "norm_adv": True, "epsilon": 0.05,
-}
-"""The keys and defaults of the one flat ``algorithm:`` section of the stored configs written before each
-algorithm had its own config class (the shipped checkpoints' included)."""
-
-
-def upgrade_stored(data: Any, name: str | None = None) -> Any:
-    """A stored config mapping as today's: in its ``algorithm:`` section, a key of the old flat section that
-    algorithm ``name`` (default: the section's own) does not have is dropped at its old default
-    (:data:`LEGACY_ALGORITHM_DEFAULTS`) and a ConfigError naming it otherwise. The rest is validation's."""
-    section = data.get("algorithm") if isinstance(data, dict) else None
-    name = section.get("name", DEFAULT_ALGORITHM) if isinstance(section, dict) and name is None else name
-    if not isinstance(section, dict) or not isinstance(name, str) or name not in ALGORITHMS:
-        return data
-    keep = config_class(name).model_fields
-    for key, v in section.items():
-        old = LEGACY_ALGORITHM_DEFAULTS.get(key)
-        exact = old is None or isinstance(old, bool) or isinstance(v, bool)
-        same = v is old if exact else isinstance(v, int | float) and v == old
-        if key not in keep and key in LEGACY_ALGORITHM_DEFAULTS and not same:
-            raise ConfigError(
-                f"stored config key 'algorithm.{key}': {short_repr(v)} is not a key of algorithm {name!r}, "
-                f"and only the old default {old!r} can be dropped without changing the run; remove the key "
-                f"to use the config with {name!r} ({_keys(name)})")
-    return {**data, "algorithm": {k: v for k, v in section.items()
-                                  if k in keep or k not in LEGACY_ALGORITHM_DEFAULTS}}
-
-
 # --------------------------------------------------------------------------------------------- files
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
-                variant: str | None = None, stored: bool = False) -> TrainConfig:
+                variant: str | None = None) -> TrainConfig:
     """Load, merge the variant and ``--set`` overrides, validate (the training keys: a file's ``stages:`` are
-    :mod:`training.pipeline`'s). ``stored``: ``path`` is a config smear-train wrote (read by ``--resume``),
-    upgraded for the algorithm the overrides leave; the overrides are checked as given."""
-    data, overrides = (load_raw(path, variant) if path is not None else {}), overrides or []
+    :mod:`training.pipeline`'s)."""
+    data = load_raw(path, variant) if path is not None else {}
     data.pop("stages", None)
-    if stored:
-        section = apply_overrides(data, overrides).get("algorithm")
-        name = section.get("name", DEFAULT_ALGORITHM) if isinstance(section, dict) else None
-        data = upgrade_stored(data, name)
-    return from_dict(apply_overrides(data, [o for o in overrides if not o.startswith("stages.")]))
+    return from_dict(apply_overrides(data, [o for o in overrides or [] if not o.startswith("stages.")]))
 
 
 def dump_yaml(cfg: TrainConfig) -> str:

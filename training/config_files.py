@@ -66,26 +66,17 @@ class _BoundedLoader(yaml.SafeLoader):
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 
 
-def safe_load_bounded(text: str) -> Any:
-    """``yaml.safe_load`` within the bounds above (ConfigError; a syntax error is ``yaml.YAMLError``)."""
+def safe_load_bounded(text: str, where: str = "config") -> Any:
+    """``yaml.safe_load`` within the bounds above; every error a one-line ConfigError naming ``where``."""
     if len(text) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{len(text):,} characters, more than the {MAX_CONFIG_BYTES:,} allowed")
-    loader = _BoundedLoader(text)
+        raise ConfigError(f"{where}: {len(text):,} characters, more than the {MAX_CONFIG_BYTES:,} allowed")
     try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
-def _parse(text: str, where: str, what: str = "") -> Any:
-    """:func:`safe_load_bounded`; every error a ConfigError naming ``where``."""
-    try:
-        return safe_load_bounded(text)
+        return _BoundedLoader(text).get_single_data()
     except yaml.YAMLError as e:
         at = getattr(e, "problem_mark", None)
         at = f"line {at.line + 1}, column {at.column + 1}: " if at is not None else ""
         problem = short_repr(str(getattr(e, "problem", None) or e), 200).strip("'\"")
-        raise ConfigError(f"{where}{what} is not valid YAML: {at}{problem}") from None
+        raise ConfigError(f"{where} is not valid YAML: {at}{problem}") from None
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from None
 
@@ -96,20 +87,17 @@ def load_raw(path: str | Path, variant: str | None = None) -> dict[str, Any]:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
-        text = data.decode("utf-8") if len(data) <= MAX_CONFIG_BYTES else ""
-    except OSError as e:
-        raise ConfigError(f"cannot read {where}: "
-                          + ("it is a folder" if Path(path).is_dir() else str(e.strerror or e))) from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"cannot read {where}: not UTF-8 text") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{where}: more than the {MAX_CONFIG_BYTES:,} allowed bytes")
-    doc = _parse(text, where)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{where}: more than the {MAX_CONFIG_BYTES:,} allowed bytes")
+        doc = safe_load_bounded(data.decode("utf-8"), where)
+    except (OSError, UnicodeDecodeError) as e:
+        why = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else str(e.strerror or e)
+        why = "it is a folder" if Path(path).is_dir() else why
+        raise ConfigError(f"cannot read {where}: {why}") from None
     if not isinstance(doc, dict) or "default" not in doc:
         raise ConfigError(f"{where} must be a mapping with a 'default:' block (plus optional named variants)")
-    for k, v in doc.items():
-        if v is not None and not isinstance(v, dict):
-            raise ConfigError(f"{where}: {short_repr(k)} must be a mapping")
+    if bad := [k for k, v in doc.items() if v is not None and not isinstance(v, dict)]:
+        raise ConfigError(f"{where}: {short_repr(bad[0])} must be a mapping")
     if variant is not None and (variant not in doc or variant == "default"):
         variants = [str(k) for k in doc if k != "default"]
         raise did_you_mean(variant, "", variants, f"variants: {', '.join(variants)[:300] or 'none'}",
@@ -131,7 +119,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
         raise ConfigError(f"--set {shown}: expected key=value (e.g. algorithm.learning_rate=1.0e-4)")
     if not all(key.split(".")):
         raise ConfigError(f"--set {shown}: bad key {short_repr(key)}")
-    return key.split("."), _parse(raw, f"--set {shown}", ": value") if raw else ""
+    return key.split("."), safe_load_bounded(raw, f"--set {shown}: the value") if raw else ""
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -153,21 +141,24 @@ def did_you_mean(key: Any, prefix: str, valid: list[str], valid_text: str | None
                        + f" ({valid_text or f'valid keys{where}: ' + ', '.join(valid)})")
 
 
-def _node(schema: dict[str, Any], loc: tuple[Any, ...]) -> tuple[dict[str, Any], str]:
-    """The sub-schema at pydantic's error location ``loc`` (union tags skipped) and its key path."""
-    defs, node, path = schema.get("$defs", {}), schema, ""
-    for part in loc:
-        for o in (_deref(o, defs) for o in _deref(node, defs).get("anyOf", [_deref(node, defs)])):
-            sub = o.get("items") if isinstance(part, int) else (
-                o.get("properties", {}).get(part) or o.get("additionalProperties"))
-            if isinstance(sub, dict):
-                node, path = sub, path + (f"[{part}]" if isinstance(part, int) else f".{part}")
-                break
-    return _deref(node, defs), path.lstrip(".")
-
-
 def _deref(n: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return defs[n["$ref"].split("/")[-1]] if "$ref" in n else n
+
+
+def _options(node: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """A schema's alternatives (``anyOf``; ``null`` last), or the schema itself."""
+    return sorted((_deref(o, defs) for o in node.get("anyOf", [node])), key=lambda o: o == {"type": "null"})
+
+
+def _node(schema: dict[str, Any], loc: list[Any]) -> dict[str, Any]:
+    """The sub-schema at pydantic's error location ``loc`` (keys and list indexes)."""
+    defs, node = schema.get("$defs", {}), schema
+    for part in loc:
+        node = _options(node, defs)[0]
+        sub = node.get("items") if isinstance(part, int) else (
+            node.get("properties", {}).get(part) or node.get("additionalProperties"))
+        node = sub if isinstance(sub, dict) else {}
+    return _deref(node, defs)
 
 
 _TYPES = {"integer": "int", "number": "float", "boolean": "bool", "string": "str", "null": "null"}
@@ -186,72 +177,61 @@ def type_text(node: dict[str, Any], defs: dict[str, Any]) -> str:
 
 
 def _number(x: float) -> str:
-    n = int(x) if float(x).is_integer() else None
-    if n is None or n < 10**6:
-        return repr(x) if n is None else str(n)
-    if n == 2**63 - 1 or (n > 2**32 and n & (n - 1) == 0):
-        return "2**63 - 1" if n & 1 else f"2**{n.bit_length() - 1}"
-    return f"10**{len(str(n)) - 1}" if str(n).rstrip("0") == "1" else str(n)
+    """A bound as YAML reads it: a whole number as an int (with ``_`` between thousands from a million)."""
+    return repr(x) if not float(x).is_integer() else f"{int(x):_}" if abs(x) >= 10**6 else str(int(x))
 
 
 def bound_text(node: dict[str, Any], defs: dict[str, Any] | None = None) -> str:
-    """What a field allows (``"an integer from 1 to 16384"``, ``"a number > 0 or null"``, ``"1 to 8 items,
-    each ..."``); "" for a field without bounds."""
-    options = [_deref(o, defs or {}) for o in node.get("anyOf", [node])]
-    null = " or null" if any(o.get("type") == "null" for o in options) else ""
-    for o in options:
-        if (hi := o.get("maxItems", o.get("maxProperties"))) is not None:
-            each = bound_text(o.get("items") or o.get("additionalProperties") or {}, defs)
-            lo = o.get("minItems", o.get("minProperties", 0))
-            return f"{lo} to {hi} items" + (f", each {each}" if each else "") + null
-        if (lo := o.get("minItems", o.get("minProperties"))) is not None:
-            return f"at least {lo} item{'s' * (lo != 1)}{null}"
-        lo_x, hi_x = "exclusiveMinimum" in o, "exclusiveMaximum" in o
-        lo, hi = o.get("minimum", o.get("exclusiveMinimum")), o.get("maximum", o.get("exclusiveMaximum"))
-        kind = "an integer" if o.get("type") == "integer" else "a number"
-        if lo is not None and hi is not None:
-            if kind == "an integer" and not lo_x and not hi_x:
-                return f"{kind} from {_number(lo)} to {_number(hi)}{null}"
-            return f"{kind} in {'(['[not lo_x]}{_number(lo)}, {_number(hi)}{')]'[not hi_x]}{null}"
-        if lo is not None or hi is not None:
-            op = (">" if lo_x else ">=") if lo is not None else ("<" if hi_x else "<=")
-            return f"{kind} {op} {_number(lo if lo is not None else hi)}{null}"
-    return ""
+    """What a field allows (``"an integer from 1 to 16384"``, ``"a number > 0 and <= 1 or null"``, ``"1 to 8
+    items, each ..."``); "" for a field without bounds."""
+    options = _options(node, defs or {})
+    o, null = options[0], " or null" if {"type": "null"} in options else ""
+    lo, hi = o.get("minItems", o.get("minProperties")), o.get("maxItems", o.get("maxProperties"))
+    if hi is not None:
+        each = bound_text(o.get("items") or o.get("additionalProperties") or {}, defs)
+        return f"{lo or 0} to {hi} items" + (f", each {each}" if each else "") + null
+    if lo is not None:
+        return f"at least {lo} item{'s' * (lo != 1)}{null}"
+    lo, hi = o.get("minimum", o.get("exclusiveMinimum")), o.get("maximum", o.get("exclusiveMaximum"))
+    ops = (">" if "exclusiveMinimum" in o else ">=", "<" if "exclusiveMaximum" in o else "<=")
+    kind = "an integer" if o.get("type") == "integer" else "a number"
+    if ops == (">=", "<=") and lo is not None and hi is not None:
+        return f"{kind} from {_number(lo)} to {_number(hi)}{null}"
+    parts = [f"{op} {_number(v)}" for op, v in zip(ops, (lo, hi), strict=True) if v is not None]
+    return f"{kind} {' and '.join(parts)}{null}" if parts else ""
+
+
+_BOUND_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal", "too_long",
+                 "too_short")
 
 
 def validated(cls: type[BaseModel], data: Any, prefix: str = "", keys_text: str | None = None) -> Any:
     """``cls.model_validate(data)``; a ValidationError becomes one ConfigError line naming the key path and
-    what it allows (a validator's ValueError keeps its message)."""
+    what it allows (a validator's ConfigError is raised as it is, another ValueError keeps its message)."""
     try:
         return cls.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-    schema = cls.model_json_schema()
-    defs = schema.get("$defs", {})
-    node, path = _node(schema, tuple(errors[0]["loc"]))
-    same = [e for e in errors if _node(schema, tuple(e["loc"]))[1] == path]
-    kinds, first = {e["type"] for e in same}, same[0]
-    key, got = (prefix + path).replace(".[", "[") or "config", first.get("input")
-    if "extra_forbidden" in kinds:
-        parent = _node(schema, tuple(first["loc"][:-1]))[0]
-        text = did_you_mean(first["loc"][-1], f"{prefix}{path}." if path else prefix,
-                            list(parent.get("properties", {})), keys_text)
-        raise text from None
-    if kinds & {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "too_long",
-                 "too_short"}:
-        size = f"{len(got)} items" if isinstance(got, list | dict) else short_repr(got)
-        text = f"expected {bound_text(node, defs)}, got {size}"
-    elif kinds & {"literal_error", "enum"}:
-        options = node.get("enum") or ([node["const"]] if "const" in node else [])
-        allowed = ", ".join(map(repr, options)) or first.get("ctx", {}).get("expected", "?")
-        text = f"{short_repr(got)} is not one of {allowed}"
-    elif "value_error" in kinds:
-        text = str(first["ctx"]["error"])
-    elif "finite_number" in kinds:
-        text = f"expected a finite number, got {short_repr(got)}"
-    else:
+        e = exc.errors(include_url=False)[0]
+    schema, kind, got = cls.model_json_schema(), e["type"], e.get("input")
+    loc = [p for p in e["loc"] if p != "[key]"]  # a mapping key's error is the key's
+    key = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    if kind == "extra_forbidden":
+        keys = list(_node(schema, loc[:-1]).get("properties", {}))
+        raise did_you_mean(loc[-1], key[:len(key) - len(str(loc[-1]))], keys, keys_text) from None
+    if kind == "value_error" and isinstance(e["ctx"]["error"], ConfigError):
+        raise e["ctx"]["error"] from None
+    node, defs = _node(schema, loc), schema.get("$defs", {})
+    shown = f"{len(got)} items" if isinstance(got, list | dict) else short_repr(got)
+    if kind in _BOUND_ERRORS and (bounds := bound_text(node, defs)):
+        text = f"expected {bounds}, got {shown}"
+    elif kind == "literal_error":
+        text = f"{short_repr(got)} is not one of {e['ctx']['expected']}"
+    elif kind.endswith("_type"):
         text = f"expected {type_text(node, defs)}, got {short_repr(got)} ({type(got).__name__})"
-    raise ConfigError(f"config key {key!r}: {text}") from None
+    else:  # a finite number, a string's length, a validator's ValueError, a missing key: pydantic's words
+        text = e["msg"].replace("Input should be", "expected").removeprefix("Value error, ")
+        text += "" if kind in ("value_error", "missing") else f", got {short_repr(got)}"
+    raise ConfigError(f"config key {key!r}: {text}" if key else f"config: {text}") from None
 
 
 # ------------------------------------------------------------------------------------------ schema and help

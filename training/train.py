@@ -112,7 +112,7 @@ def _main(ap: argparse.ArgumentParser, args: argparse.Namespace, command: str) -
             if not (run_dir / "config.yaml").is_file():
                 raise ConfigError(f"--resume: {str(run_dir / 'config.yaml')!r} not found; is "
                                   f"{str(run_dir)!r} a run folder?")
-            cfg = load_config(run_dir / "config.yaml", args.overrides, stored=True)  # any version's
+            cfg = load_config(run_dir / "config.yaml", args.overrides)
             check_run_paths(cfg, run_dir, None)
         else:
             if not args.config:

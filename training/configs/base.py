@@ -1,12 +1,7 @@
 """What a config section is made of (torch-free: config validation imports only this and the algorithms'
-config classes).
-
-Every section is a pydantic model (:class:`Section`): unknown keys, wrong types and values outside a field's
-bounds are refused (``extra="forbid"``, strict types, finite floats); each field's docstring is its
-description (``--help-config``, ``smear-train --schema``, the docs). Each algorithm declares one torch-free
-subclass of :class:`AlgorithmConfig`: its ``algorithm:`` keys, what else of the run config it supports (the
-``supports_*`` flags, :attr:`AlgorithmConfig.opponents`) and its own checks (:meth:`AlgorithmConfig.check`).
-"""
+config classes): :class:`Section`, the bounded number types, :class:`ConfigError` and
+:class:`AlgorithmConfig`, which each algorithm subclasses once (its ``algorithm:`` keys, ``supports_*`` flags
+and own checks)."""
 
 from __future__ import annotations
 
@@ -80,7 +75,7 @@ class AlgorithmConfig(Section):
     def check(self, cfg: Any) -> None:
         """Cross-field checks of this algorithm (ConfigError naming the key) against ``cfg``, the whole run
         config (a :class:`training.config.TrainConfig`, which this layer below it does not import); the base
-        has none. Called by :func:`training.config.validate` after the common checks."""
+        has none. Called by that class's cross-field checks after the common ones."""
 
 
 class UpdateConfig(AlgorithmConfig):
