@@ -34,10 +34,10 @@ import torch
 from smear_env.agents.registry import rollout_from_spec
 from smear_env.agents.shipped import checkpoint_file
 from smear_env.core.config import SmearRules
+from smear_env.evaluation import run_match
 from smear_env.evaluation.batched import one_blas_thread, worker_pool
 
 from .checkpoint import save_policy
-from .diagnostics import match_with_bids
 from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint, save_targets
 from .distributed.pool import open_pool
 from .distributed.settings import RaySettings
@@ -63,7 +63,7 @@ def generate(spec: str, opponent: str, games: int, seed: int, out: str) -> dict[
     agent.recorded = []
     t0 = time.monotonic()
     with one_blas_thread():
-        summary = match_with_bids(agent, opponent, games, seed, rules)["summary"]
+        summary = run_match(agent, opponent, games=games, rules=rules, seed=seed, engine="batched").summary()
     rows = save_targets(out, agent.recorded)
     return {"seed": seed, "games": games, "win_rate": summary["win_rate_a"],
             "win_rate_ci95": summary["win_rate_a_ci95"], "margin_per_hand": summary["margin_per_hand_a"],
