@@ -4,6 +4,7 @@ where ray is absent (``make test-frameworks`` runs them in the RLlib venv)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -43,7 +44,7 @@ def test_settings_reject_bad_values_in_one_line(bad, message):
 def test_settings_round_trip_and_backend():
     s = RaySettings.from_dict({"address": "auto", "workers": 4, "resources": {"CPU": 2, "smear": 1}})
     assert s.backend == "ray" and s.num_cpus == 2.0 and s.custom_resources == {"smear": 1.0}
-    assert RaySettings.from_dict(s.to_dict()) == s
+    assert RaySettings.from_dict(dataclasses.asdict(s)) == s
     assert RaySettings.from_dict(None).backend == "local"
     with pytest.raises(AttributeError):
         s.workers = 3  # frozen

@@ -3,8 +3,7 @@
 The file format (tensor names, the header's ``smear`` metadata object) is specified in
 :mod:`smear_env.agents.checkpoint`, which also reads checkpoints, checks them against the environment and
 plays them with numpy (no torch needed to play). This module writes them atomically (:func:`save_tensors`,
-:func:`base_metadata`), loads a policy's weights as torch tensors (:func:`load_policy_state`) and exports
-the policy alone from a training checkpoint (:func:`export_policy`).
+:func:`base_metadata`) and loads a policy's weights as torch tensors (:func:`load_policy_state`).
 """
 
 from __future__ import annotations
@@ -186,14 +185,3 @@ def load_policy_state(
                       stacklevel=2)
     return {k: torch.from_numpy(v.copy()) for k, v in prefixed(tensors, "policy.").items()}, meta
 
-
-def export_policy(src: str | Path, dst: str | Path, extra_meta: dict[str, Any] | None = None) -> None:
-    """Copy only the policy weights (no optimizer, pool or RNG state) of a checkpoint: a small agent file.
-    ``dst`` the same file as ``src`` is a ValueError (the training state would be lost)."""
-    if same_file(src, dst):
-        raise ValueError(f"export_policy: the output {str(dst)!r} is the checkpoint being read")
-    tensors, meta = read_checkpoint(src)
-    meta = dict(meta)
-    meta.pop("state", None)
-    meta.update(extra_meta or {})
-    save_tensors(dst, {k: v for k, v in tensors.items() if k.startswith("policy.")}, meta)

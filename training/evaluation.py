@@ -34,16 +34,15 @@ class GreedyPolicyAgent:
         pass
 
 
-def evaluate_policy(policy: Any, opponent: str, rules: SmearRules, games: int = 100, seed: int = 12345,
-                    max_hands: int = 200) -> dict[str, Any]:
+def evaluate_policy(policy: Any, opponent: str, rules: SmearRules, games: int = 100,
+                    seed: int = 12345) -> dict[str, Any]:
     """Duplicate match policy (team A, greedy) vs ``opponent`` (agent spec; one that cannot be vectorised
     plays row by row) in ``games`` games (rounded up to whole pairs). Returns the win rate of the policy
     (draw = 1/2) with its 95% interval, the mean score margin per hand and the games played."""
     from smear_env.evaluation import run_match
 
     games = 2 * max(1, (games + 1) // 2)
-    res = run_match(GreedyPolicyAgent(policy), opponent, games, rules, seed, max_hands=max_hands,
-                    engine="batched")
+    res = run_match(GreedyPolicyAgent(policy), opponent, games, rules, seed, engine="batched")
     win, lo, hi = duplicate_win_interval(res.pair_scores)
     return {"opponent": opponent, "games": games, "win_rate": float(win), "ci95": [float(lo), float(hi)],
             "margin_per_hand": int(res.pair_margin.sum()) / max(1, int(res.pair_hands.sum()))}
