@@ -63,18 +63,6 @@ def base_metadata(rules: SmearRules, network: dict[str, Any], algorithm: str, st
 
 
 # --------------------------------------------------------------------------------------------- write
-def same_file(a: str | Path, b: str | Path) -> bool:
-    """Whether paths ``a`` and ``b`` name the same file (the same resolved path, or, both existing, the
-    same inode: hard links and symlinks included)."""
-    pa, pb = Path(a), Path(b)
-    try:
-        if pa.exists() and pb.exists():
-            return os.path.samefile(pa, pb)
-    except OSError:
-        pass
-    return pa.resolve() == pb.resolve()
-
-
 def _write_error(path: Path, e: BaseException) -> OSError:
     """An OSError saying why ``path`` could not be written, from an OSError or safetensors' SafetensorError
     (which a full disk raises: "Error while serializing: I/O error: No space left on device (os error

@@ -19,7 +19,9 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from .checkpoint import same_file, write_atomic
+from smear_env.evaluation.cli import same_file
+
+from .checkpoint import write_atomic
 
 COLORS = [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (140, 86, 75)]
 
