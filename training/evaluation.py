@@ -5,12 +5,15 @@ of a model card use ``smear-eval`` itself (it plays the checkpoint file through 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from smear_env.core.config import SmearRules
 from smear_env.tables.stats import duplicate_win_interval
+
+if TYPE_CHECKING:  # pragma: no cover
+    from smear_env.evaluation.results import MatchResult
 
 
 class GreedyPolicyAgent:
@@ -34,10 +37,9 @@ class GreedyPolicyAgent:
         pass
 
 
-def policy_match(policy: Any, opponent: str, rules: SmearRules, games: int, seed: int) -> Any:
-    """The duplicate match (:class:`~smear_env.evaluation.results.MatchResult`) of policy (team A, greedy)
-    vs ``opponent`` (agent spec; one that cannot be vectorised plays row by row) in ``games`` games (rounded
-    up to whole pairs) on the batched engine."""
+def policy_match(policy: Any, opponent: str, rules: SmearRules, games: int, seed: int) -> MatchResult:
+    """The duplicate match of policy (team A, greedy) vs ``opponent`` (agent spec; one that cannot be
+    vectorised plays row by row) in ``games`` games (rounded up to whole pairs) on the batched engine."""
     from smear_env.evaluation import run_match
 
     games = 2 * max(1, (games + 1) // 2)
