@@ -1,5 +1,6 @@
 """Ray for the Ray tests (they skip where ray is absent): a private one for one test
-(:func:`local_ray_session`) or a real local two-node cluster (:func:`two_node_cluster`)."""
+(:func:`local_ray_session`) or a real local two-node cluster (:func:`two_node_cluster`); and the shards they
+map (:func:`plan`, :func:`evaluation_shard`, :func:`same_targets`)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,44 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+
+from smear_env.core.config import SmearRules
+from smear_env.evaluation import run_match
+from smear_env.evaluation.batched import even_shares
 
 RAY = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
 """The ``ray`` command of this venv."""
 FAST_HEALTH = {"RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "500",
                "RAY_health_check_failure_threshold": "3", "RAY_health_check_initial_delay_ms": "500"}
 """A cluster's environment in which a dead node is noticed in a few seconds, not Ray's default of about 30."""
+
+
+def plan(games: int, seed: int, shards: int, unit: int = 1) -> list[tuple[int, int]]:
+    """(games, seed) of each of ``shards`` shares of ``games`` (whole ``unit``s each: 2 for duplicate pairs;
+    empty shares left out), on the seeds of :func:`training.winprob.shard_seeds`."""
+    from training.winprob import shard_seeds  # lazy: heavy (torch)
+
+    if games < 1 or shards < 1 or unit < 1 or games % unit:
+        raise ValueError(f"games must be a positive multiple of {unit} and shards >= 1, "
+                         f"not {games} and {shards}")
+    return [(n * unit, s) for n, s in zip(even_shares(games // unit, shards), shard_seeds(seed, shards),
+                                          strict=True) if n > 0]
+
+
+def evaluation_shard(team_a: str, team_b: str, games: int, seed: int, rules: dict[str, Any] | None = None,
+                     max_hands: int = 200) -> dict[str, Any]:
+    """A pool shard: the summary of a duplicate match of ``games`` games on deal seed ``seed`` (without its
+    wall time)."""
+    r = run_match(team_a, team_b, games=games, rules=SmearRules(**(rules or {})), seed=seed,
+                  max_hands=max_hands)
+    return {k: v for k, v in r.summary().items() if k != "seconds"}
+
+
+def same_targets(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    """Whether two targets dicts hold the same arrays, bit for bit."""
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
 @contextmanager

@@ -16,9 +16,9 @@ from pydantic import Field
 
 from training import config as C
 from training.algorithms import ALGORITHMS, Algorithm, config_class
-from training.algorithms.config_base import AlgorithmConfig, Fraction
 from training.config import ConfigError, from_dict, help_text, load_config
 from training.config_files import bound_text
+from training.configs.base import AlgorithmConfig, Fraction
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ("quickstart", "default", "scratch", "vector_ppo", "dmc", "rllib_ppo")

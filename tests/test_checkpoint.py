@@ -13,7 +13,7 @@ from smear_env.agents.registry import make_agent
 from smear_env.core.config import SmearRules
 from smear_env.engine.game import HAND_OVER, Game
 from smear_env.engine.observation import OBS_SIZE, observe
-from training.checkpoint import base_metadata, export_policy, load_policy_state, save_tensors
+from training.checkpoint import base_metadata, load_policy_state, save_tensors
 from training.policy import SmearPolicy
 
 RULES = SmearRules()
@@ -159,20 +159,6 @@ def test_registry_loads_checkpoint_and_plays(tmp_path):
     rules = SmearRules(target_score=3)
     res = run_match(str(path), "random", games=2, rules=rules, seed=1).summary()
     assert res["games"] == 2 and res["team_a"] == str(path)
-
-
-def test_export_policy_strips_training_state(tmp_path):
-    src = tmp_path / "train.safetensors"
-    _save(src, meta_patch={"state": {"numpy_rng": {"x": 1}}}, extra={"optim.0.exp_avg": torch.zeros(4)})
-    dst = tmp_path / "ship.safetensors"
-    export_policy(src, dst, {"note": "shipped"})
-    tensors, meta = read_checkpoint(dst)
-    assert all(k.startswith("policy.") for k in tensors) and "state" not in meta and meta["note"] == "shipped"
-    obs = _observations(1)
-    shipped, trained = load_agent(dst, RULES), load_agent(src, RULES)
-    acts = [shipped.act(o) for o in obs]
-    assert acts == [trained.act(o) for o in obs]  # the same policy, without its training state
-    assert len(acts) > 20 and all(o["action_mask"][a] == 1 for o, a in zip(obs, acts, strict=True))
 
 
 def test_shipped_agent_loads_under_default_rules():

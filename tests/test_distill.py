@@ -9,10 +9,10 @@ from smear_env.agents.batched import BatchedCheckpointAgent
 from smear_env.agents.registry import rollout_from_spec
 from smear_env.core.config import SmearRules
 from smear_env.engine.vector import VectorGame
+from training.checkpoint import save_policy
 from training.config import ConfigError
 from training.config_files import validated
-from training.distill import load_targets, save_targets
-from training.stages import distill as distill_stage
+from training.distill import distill, distilled_metadata, load_targets, policy_from_checkpoint, save_targets
 from training.stages import expert_iteration as exit_stage
 
 
@@ -46,9 +46,10 @@ def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
     assert np.isneginf(q[~data["searched"]]).all() and np.isneginf(q[~data["mask"]]).all()
     # the shipped default carries an advantage correction: the student is its network, and says so
     with pytest.warns(UserWarning, match="1 advantage correction"):
-        cfg = distill_stage.Config(data=[str(path)], epochs=30, lr=1e-3, batch=256)
-        assert distill_stage.run(cfg, {"init": "default"}, tmp_path, resume=False) == 0
+        policy, meta = policy_from_checkpoint("checkpoints/smear_v0_default.safetensors")
+    res = distill(policy, data, epochs=30, lr=1e-3, batch=256, seed=0)
     out = tmp_path / "final.safetensors"
+    save_policy(out, policy.state_dict(), distilled_metadata(meta, "distill", res))
     student = BatchedCheckpointAgent.from_checkpoint(str(out), SmearRules())
     # the network the student started from (the shipped default's, without its advantage corrections)
     teacher = BatchedCheckpointAgent.from_checkpoint("checkpoints/smear_v0_default.safetensors", SmearRules(),
@@ -64,7 +65,6 @@ def test_targets_round_trip_and_distil_towards_the_search(tmp_path) -> None:
     assert (student.act_batch(obs, mask, rows)[changed] == data["action"][changed]).mean() > 0.8
     meta = student.meta["distill"]
     assert meta["changed_rows"] == changed.sum() and meta["followed_train"] > 0.8
-    assert meta["changed_weight"] == 1.0 and meta["min_gain"] is None
     assert meta["init_corrections_not_carried_over"] == 1 and "corrections" not in student.meta
 
 
@@ -82,8 +82,6 @@ def _changed_rows(data: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_changed_weight_and_min_gain(tmp_path) -> None:
-    from training.distill import distill, policy_from_checkpoint
-
     path, _ = _record(tmp_path, rows=64)
     data = load_targets([path])
     changed, start = _changed_rows(data)
@@ -117,8 +115,8 @@ def test_changed_weight_and_min_gain(tmp_path) -> None:
         distill(policy, plain, epochs=1, lr=1e-4, batch=256, seed=0, min_gain=0.1)
     with pytest.raises(ValueError, match="changed_weight must be > 0"):
         distill(policy, data, epochs=1, lr=1e-4, batch=256, seed=0, changed_weight=0.0)
-    with pytest.raises(ConfigError, match="'stages.distill.changed_weight': expected a number > 0, got -1"):
-        validated(distill_stage.Config, {"data": [str(path)], "changed_weight": -1}, "stages.distill.")
+    with pytest.raises(ConfigError, match="'stages.expert_iteration.changed_weight': expected a number > 0"):
+        validated(exit_stage.Config, {"changed_weight": -1}, "stages.expert_iteration.")
 
 
 def test_bad_targets_files_are_named(tmp_path) -> None:

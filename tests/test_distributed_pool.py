@@ -4,7 +4,9 @@ where ray is absent (``make test-frameworks`` runs them in the RLlib venv)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -12,10 +14,9 @@ import pytest
 pytest.importorskip("torch")
 
 from smear_env.core.config import SmearRules  # noqa: E402
-from tests.ray_helpers import local_ray_session  # noqa: E402
+from tests.ray_helpers import evaluation_shard, local_ray_session, plan, same_targets  # noqa: E402
 from training.distributed.pool import LocalPool, open_pool  # noqa: E402
 from training.distributed.settings import RaySettings, SettingsError  # noqa: E402
-from training.distributed.shards import evaluation_shard, plan, same_targets  # noqa: E402
 from training.expert_iteration import search_shard  # noqa: E402
 from training.winprob import collect, collect_shards  # noqa: E402
 
@@ -43,7 +44,7 @@ def test_settings_reject_bad_values_in_one_line(bad, message):
 def test_settings_round_trip_and_backend():
     s = RaySettings.from_dict({"address": "auto", "workers": 4, "resources": {"CPU": 2, "smear": 1}})
     assert s.backend == "ray" and s.num_cpus == 2.0 and s.custom_resources == {"smear": 1.0}
-    assert RaySettings.from_dict(s.to_dict()) == s
+    assert RaySettings.from_dict(dataclasses.asdict(s)) == s
     assert RaySettings.from_dict(None).backend == "local"
     with pytest.raises(AttributeError):
         s.workers = 3  # frozen
@@ -86,6 +87,7 @@ def test_search_shard_is_deterministic_in_its_seed():
 @pytest.fixture
 def local_ray(monkeypatch):
     with local_ray_session(monkeypatch, num_cpus=2) as ray:
+        ray.cloudpickle.register_pickle_by_value(sys.modules[evaluation_shard.__module__])  # a test helper
         yield ray
 
 

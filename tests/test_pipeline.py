@@ -363,12 +363,13 @@ def test_a_failing_stage_stops_the_pipeline_with_one_line(tmp_path, capsys):
 
     cfg = tmp_path / "bad.yaml"
     ckpt = ROOT / "checkpoints" / "smear_v0_default.safetensors"
-    cfg.write_text(f"default:\n  stages:\n    distill: {{init: {ckpt}, data: [{tmp_path / 'missing.npz'}]}}\n"
+    # a fit step without the values step: its values files are missing
+    cfg.write_text(f"default:\n  stages:\n    advantage: {{init: {ckpt}, steps: [fit], workers: 1}}\n"
                    "    evaluate: {games: 2}\n")
     assert main(["--config", str(cfg), "--run-dir", str(tmp_path / "run")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("smear-train: error: stage 01-distill: FileNotFoundError: ")
-    assert "Traceback" not in "\n".join(err) and (tmp_path / "run/stages/01-distill/error.log").is_file()
+    assert err[-1].startswith("smear-train: error: stage 01-advantage: FileNotFoundError: ")
+    assert "Traceback" not in "\n".join(err) and (tmp_path / "run/stages/01-advantage/error.log").is_file()
     assert not (tmp_path / "run/stages/02-evaluate").exists()
 
 

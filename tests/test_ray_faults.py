@@ -22,12 +22,11 @@ import pytest
 pytest.importorskip("torch")
 ray = pytest.importorskip("ray")
 
-from tests.ray_helpers import two_node_cluster  # noqa: E402
+from tests.ray_helpers import plan, same_targets, two_node_cluster  # noqa: E402
 from training.algorithms.dmc_ray import RayDMCTrainer  # noqa: E402
 from training.config import load_config  # noqa: E402
 from training.distributed.pool import alive_nodes, open_pool  # noqa: E402
 from training.distributed.settings import RaySettings  # noqa: E402
-from training.distributed.shards import plan, same_targets  # noqa: E402
 from training.expert_iteration import search_shard  # noqa: E402
 
 SEARCH = "rollout:base=heuristic,opponent=heuristic,samples=2,phases=trump"

@@ -7,14 +7,17 @@ from __future__ import annotations
 import io
 import json
 
+import numpy as np
 import pytest
 
 from smear_env.agents import make_agent
 from smear_env.agents.batched import OneSeatAgent
-from smear_env.agents.composite import CompositeAgent
-from smear_env.agents.registry import can_vectorise, make_batched_agent
+from smear_env.agents.composite import CompositeAgent, parse_split_spec, row_phases
+from smear_env.agents.registry import can_vectorise, make_batched_agent, make_composite
 from smear_env.agents.rollout import RolloutAgent
 from smear_env.core.config import SmearRules
+from smear_env.engine.game import BIDDING, DISCARD, PLAY, TRUMP
+from smear_env.engine.vector import VectorGame
 from smear_env.evaluation.cli import main as eval_main
 from smear_env.evaluation.duplicate import run_match
 from smear_env.evaluation.ladder import is_slow
@@ -166,3 +169,65 @@ def test_an_openspiel_spec_without_openspiel_is_one_line():
     with pytest.raises(ValueError, match=r"OpenSpiel is not installed .*smear-rl\[openspiel\]") as e:
         make_agent("openspiel:ismcts", SmearRules())
     assert "\n" not in str(e.value)
+
+
+class _Last:
+    """A batched stub: the last legal action (a bid of 4, so hands are played); remembers the phases of
+    the rows it was asked about."""
+
+    vectorised = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.phases: list[int] = []
+        self.started: list[int] = []
+
+    def start_game(self, slot, seat, rules, rng):
+        self.started.append(slot)
+
+    def act_batch(self, obs, mask, slots):
+        self.phases += row_phases(obs).tolist()
+        return (mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)).astype(np.int64)
+
+    def close(self):
+        pass
+
+
+def test_composite_sends_bid_and_trump_rows_to_one_agent_and_discard_and_play_rows_to_the_other():
+    bid, play = _Last("b"), _Last("p")
+    agent = CompositeAgent(bid, play)
+    rules = SmearRules()
+    vg = VectorGame(32, rules, seed=3)
+    rng = np.random.default_rng(0)
+    for slot in range(32):
+        agent.start_game(slot, 0, rules, rng)
+    assert bid.started == play.started == list(range(32))
+    for _ in range(120):
+        a = agent.act_batch(vg.observe(), vg.legal_mask(), np.arange(32))
+        vg.step(a)
+    assert set(bid.phases) == {BIDDING, TRUMP}
+    assert set(play.phases) == {DISCARD, PLAY}
+    assert agent.name == "split:bid=b,play=p"
+
+
+def test_split_spec_parses_both_halves_and_rejects_bad_ones():
+    assert parse_split_spec("split:bid=scratch,play=heuristic") == ("scratch", "heuristic")
+    assert parse_split_spec("split:play=heuristic, bid=random") == ("random", "heuristic")
+    assert parse_split_spec("split:bid=pimc:samples=2,bid_samples=8,play=rollout:base=default,samples=4") == (
+        "pimc:samples=2,bid_samples=8", "rollout:base=default,samples=4")
+    for bad in ("split:bid=scratch", "split:bid=a,bid=b", "split:bid=,play=x", "bid=a,play=b",
+                "split:x=c,bid=a,play=b", "split:bid=a,play=b,"):
+        with pytest.raises(ValueError, match="bad composite spec"):
+            parse_split_spec(bad)
+    with pytest.raises(ValueError, match="unknown agent spec 'nope'"):
+        make_composite("nope", "heuristic")
+
+
+def test_heuristic_bidding_with_heuristic_play_is_the_heuristic():
+    """split:bid=heuristic,play=heuristic plays the heuristic's games exactly (the same summary, bids and
+    contracts included, but for the team's name and the wall time)."""
+    split, plain = (run_match(team, "random", 16, seed=4, engine="batched").summary()
+                    for team in ("split:bid=heuristic,play=heuristic", "heuristic"))
+    for s in (split, plain):
+        del s["team_a"], s["teams"]["a"]["agent"], s["seconds"]
+    assert split == plain

@@ -7,8 +7,8 @@
   -- YAML files with a ``default:`` block and named variants, ``--set``, one-line errors, the JSON Schema;
 * :mod:`training.train` -- the ``smear-train`` CLI; :mod:`training.loop` -- the training loop;
   :mod:`training.run_folder` -- run folders (checkpoints, TensorBoard, resume, the safety checks);
-* :mod:`training.pipeline` and :mod:`training.stages` -- a config's stages (training, expert iteration,
-  distillation, the win model, the advantage correction, evaluation) run into one run folder;
+* :mod:`training.pipeline` and :mod:`training.stages` -- a config's stages (training, expert iteration, the
+  win model, the advantage correction, evaluation) run into one run folder;
 * :mod:`training.algorithms` -- ``ppo`` (native PyTorch PPO on the engine, all learner seats' experience),
   ``maskable_ppo`` (sb3-contrib MaskablePPO on the single-seat Gymnasium view), ``imitation`` (optional
   behaviour-cloning warm start);

@@ -44,7 +44,7 @@ from smear_env.agents.winprob import load_winprob
 from smear_env.core.config import SmearRules
 from smear_env.engine.decoding import decode_batch
 from smear_env.engine.observation import PHASE, SCORES
-from smear_env.evaluation.batched import even_shares, one_blas_thread, worker_pool
+from smear_env.evaluation.batched import even_shares
 
 from . import fit as fitter
 from .checkpoint import save_tensors
@@ -110,32 +110,23 @@ def collect_values(policy: str, opponent: str, positions: int, seed: int, share:
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def _values_job(job: dict[str, Any]) -> str:
-    torch.set_num_threads(1)
-    with one_blas_thread():
-        data = collect_values(job["policy"], job["opponent"], job["positions"], job["seed"], job["share"],
-                              job["winprob"], SmearRules.from_dict(job["rules"]),
-                              log=(lambda m: print(f"[worker 0] {m}", flush=True)) if job["first"] else None)
-    np.savez(job["out"], **data)
-    return job["out"]
+def _worker_log(msg: str) -> None:
+    print(f"[worker 0] {msg}", flush=True)
 
 
 def values_shard(policy: str, opponent: str, positions: int, seed: int, share: dict[str, float],
-                 winprob: str | None, rules: dict[str, Any]) -> dict[str, np.ndarray]:
+                 winprob: str | None, rules: dict[str, Any], out: str | None = None,
+                 log: bool = False) -> dict[str, np.ndarray] | str:
     """One worker's share of the values step as a pool shard (:mod:`training.distributed`): the arrays of
-    :func:`collect_values` (``rules`` as a dict), returned rather than written, so no node needs the driver's
-    disk for its output; its own seed makes it the same on any worker, local or on Ray."""
-    return collect_values(policy, opponent, positions, seed, share, winprob, SmearRules.from_dict(rules))
-
-
-def _values_on_ray(address: str, workers: int, jobs: list[dict[str, Any]]) -> None:
-    """The values step's shares as Ray tasks at ``address``; each share's arrays written to its file here,
-    equal to the local pool's (the files of :func:`_values_job`)."""
-    keys = ("policy", "opponent", "positions", "seed", "share", "winprob", "rules")
-    with open_pool(RaySettings(address=address, workers=workers)) as pool:
-        parts = pool.map(values_shard, [tuple(job[k] for k in keys) for job in jobs])
-    for job, data in zip(jobs, parts, strict=True):
-        np.savez(job["out"], **data)
+    :func:`collect_values` (``rules`` as a dict), written to ``out`` (a local process; returns ``out``) or,
+    without it, returned (a Ray task: no node needs the driver's disk for its output); its own seed makes
+    them the same on any worker, local or on Ray. ``log``: progress lines on stdout."""
+    data = collect_values(policy, opponent, positions, seed, share, winprob, SmearRules.from_dict(rules),
+                          log=_worker_log if log else None)
+    if out is None:
+        return data
+    np.savez(out, **data)
+    return out
 
 
 def one_step_gains(adv: np.ndarray, value: np.ndarray, mask: np.ndarray, policy: np.ndarray,
@@ -313,16 +304,14 @@ def run_round(init: str, run: Path, *, opponent: str, more_values: Sequence[str]
     elif "values" in steps:
         t0 = time.monotonic()
         parts = even_shares(positions, workers)
-        jobs = [{"policy": init, "opponent": opponent, "positions": parts[i], "seed": seeds[i],
-                 "share": share, "winprob": winprob, "rules": rules.to_dict(), "out": values_files[i],
-                 "first": i == 0} for i in range(workers)]
-        if ray_address:
-            _values_on_ray(ray_address, workers, jobs)
-        elif workers == 1:
-            _values_job(jobs[0])
-        else:
-            with worker_pool(workers) as pool:
-                pool.map(_values_job, jobs)
+        local = not ray_address  # local processes write their files; Ray tasks return arrays, written here
+        jobs = [(init, opponent, parts[i], seeds[i], share, winprob, rules.to_dict(),
+                 values_files[i] if local else None, local and i == 0) for i in range(workers)]
+        with open_pool(RaySettings(address=ray_address or None, workers=workers)) as pool:
+            got = pool.map(values_shard, jobs)
+        if not local:
+            for out, data in zip(values_files, got, strict=True):
+                np.savez(out, **data)
         record["values"] = {"policy": init, **want, "seconds": round(time.monotonic() - t0, 1)}
         log(f"values: {positions} positions in {record['values']['seconds']} s")
         record_path.write_text(json.dumps(record, indent=1))  # kept if a later step fails

@@ -3,8 +3,7 @@
 The file format (tensor names, the header's ``smear`` metadata object) is specified in
 :mod:`smear_env.agents.checkpoint`, which also reads checkpoints, checks them against the environment and
 plays them with numpy (no torch needed to play). This module writes them atomically (:func:`save_tensors`,
-:func:`base_metadata`), loads a policy's weights as torch tensors (:func:`load_policy_state`) and exports
-the policy alone from a training checkpoint (:func:`export_policy`).
+:func:`base_metadata`) and loads a policy's weights as torch tensors (:func:`load_policy_state`).
 """
 
 from __future__ import annotations
@@ -64,18 +63,6 @@ def base_metadata(rules: SmearRules, network: dict[str, Any], algorithm: str, st
 
 
 # --------------------------------------------------------------------------------------------- write
-def same_file(a: str | Path, b: str | Path) -> bool:
-    """Whether paths ``a`` and ``b`` name the same file (the same resolved path, or, both existing, the
-    same inode: hard links and symlinks included)."""
-    pa, pb = Path(a), Path(b)
-    try:
-        if pa.exists() and pb.exists():
-            return os.path.samefile(pa, pb)
-    except OSError:
-        pass
-    return pa.resolve() == pb.resolve()
-
-
 def _write_error(path: Path, e: BaseException) -> OSError:
     """An OSError saying why ``path`` could not be written, from an OSError or safetensors' SafetensorError
     (which a full disk raises: "Error while serializing: I/O error: No space left on device (os error
@@ -186,14 +173,3 @@ def load_policy_state(
                       stacklevel=2)
     return {k: torch.from_numpy(v.copy()) for k, v in prefixed(tensors, "policy.").items()}, meta
 
-
-def export_policy(src: str | Path, dst: str | Path, extra_meta: dict[str, Any] | None = None) -> None:
-    """Copy only the policy weights (no optimizer, pool or RNG state) of a checkpoint: a small agent file.
-    ``dst`` the same file as ``src`` is a ValueError (the training state would be lost)."""
-    if same_file(src, dst):
-        raise ValueError(f"export_policy: the output {str(dst)!r} is the checkpoint being read")
-    tensors, meta = read_checkpoint(src)
-    meta = dict(meta)
-    meta.pop("state", None)
-    meta.update(extra_meta or {})
-    save_tensors(dst, {k: v for k, v in tensors.items() if k.startswith("policy.")}, meta)

@@ -6,8 +6,7 @@ it took and whether that action came from the search. This module fine-tunes a c
 cross-entropy on those actions (all of them: the searched decisions teach the improvement, the others keep
 the rest of the policy where it was), then writes a checkpoint that plays without search.
 
-A pipeline runs it as its ``distill`` stage (:mod:`training.stages.distill`); :func:`distill_file` is the
-stage's work.
+Expert iteration (:mod:`training.expert_iteration`) runs it each round on the round's targets.
 
 ``targets`` files are written by :func:`save_targets` (numpy ``.npz``: arrays only, no pickle), with the
 search's action values ``q`` (files from before they were recorded have none). A *changed* row is a searched
@@ -27,7 +26,6 @@ record says ``init_corrections_not_carried_over``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,12 +33,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from smear_env.agents.shipped import checkpoint_file
 from smear_env.core.actions import NUM_ACTIONS
 from smear_env.engine.observation import OBS_SIZE
 
 from . import fit as fitter
-from .checkpoint import load_policy_state, save_policy
+from .checkpoint import load_policy_state
 from .policy import SmearPolicy
 
 TARGET_KEYS = ("obs", "mask", "action", "searched")
@@ -207,19 +204,3 @@ def distill(policy: SmearPolicy, data: dict[str, np.ndarray], epochs: int, lr: f
     return {"rows": float(n), "searched_rows": float(data["searched"].sum()),
             "changed_rows": float(changed.sum()), "changes_dropped_by_min_gain": float(dropped), **learned}
 
-
-def distill_file(init: str, data: Sequence[str], out: str | Path, *, epochs: int, lr: float, batch: int,
-                 seed: int, changed_weight: float, min_gain: float | None) -> dict[str, float | None]:
-    """Distil the targets files ``data`` into the policy of ``init`` (a checkpoint file or a shipped agent
-    name) by :func:`distill`, and write the student to ``out``; returns :func:`distill`'s figures."""
-    t0 = time.monotonic()
-    torch.set_num_threads(1)
-    policy, meta = policy_from_checkpoint(checkpoint_file(init))
-    res = distill(policy, load_targets(data), epochs, lr, batch, seed, changed_weight=changed_weight,
-                  min_gain=min_gain)
-    record = {"init": init, "data": [str(p) for p in data], "epochs": epochs, "lr": lr, "batch": batch,
-              "seed": seed, "changed_weight": changed_weight, "min_gain": min_gain, **res,
-              "seconds": round(time.monotonic() - t0, 1)}
-    save_policy(out, policy.state_dict(), distilled_metadata(meta, "distill", record))
-    print(f"wrote {out}: {res}")
-    return res

@@ -5,12 +5,15 @@ of a model card use ``smear-eval`` itself (it plays the checkpoint file through 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from smear_env.core.config import SmearRules
 from smear_env.tables.stats import duplicate_win_interval
+
+if TYPE_CHECKING:  # pragma: no cover
+    from smear_env.evaluation.results import MatchResult
 
 
 class GreedyPolicyAgent:
@@ -18,10 +21,10 @@ class GreedyPolicyAgent:
     action of each row; it keeps nothing per slot."""
 
     vectorised = True
+    name = "policy"
 
-    def __init__(self, policy: Any, name: str = "policy") -> None:
+    def __init__(self, policy: Any) -> None:
         self.policy = policy
-        self.name = name
 
     def start_game(self, slot: int, seat: int, rules: SmearRules, rng: np.random.Generator) -> None:
         pass
@@ -34,16 +37,20 @@ class GreedyPolicyAgent:
         pass
 
 
-def evaluate_policy(policy: Any, opponent: str, rules: SmearRules, games: int = 100, seed: int = 12345,
-                    max_hands: int = 200) -> dict[str, Any]:
-    """Duplicate match policy (team A, greedy) vs ``opponent`` (agent spec; one that cannot be vectorised
-    plays row by row) in ``games`` games (rounded up to whole pairs). Returns the win rate of the policy
-    (draw = 1/2) with its 95% interval, the mean score margin per hand and the games played."""
+def policy_match(policy: Any, opponent: str, rules: SmearRules, games: int, seed: int) -> MatchResult:
+    """The duplicate match of policy (team A, greedy) vs ``opponent`` (agent spec; one that cannot be
+    vectorised plays row by row) in ``games`` games (rounded up to whole pairs) on the batched engine."""
     from smear_env.evaluation import run_match
 
     games = 2 * max(1, (games + 1) // 2)
-    res = run_match(GreedyPolicyAgent(policy), opponent, games, rules, seed, max_hands=max_hands,
-                    engine="batched")
+    return run_match(GreedyPolicyAgent(policy), opponent, games, rules, seed, engine="batched")
+
+
+def evaluate_policy(policy: Any, opponent: str, rules: SmearRules, games: int = 100,
+                    seed: int = 12345) -> dict[str, Any]:
+    """:func:`policy_match`'s win rate of the policy (draw = 1/2) with its 95% interval, the mean score
+    margin per hand and the games played."""
+    res = policy_match(policy, opponent, rules, games, seed)
     win, lo, hi = duplicate_win_interval(res.pair_scores)
-    return {"opponent": opponent, "games": games, "win_rate": float(win), "ci95": [float(lo), float(hi)],
+    return {"opponent": opponent, "games": res.games, "win_rate": float(win), "ci95": [float(lo), float(hi)],
             "margin_per_hand": int(res.pair_margin.sum()) / max(1, int(res.pair_hands.sum()))}

@@ -34,10 +34,10 @@ import torch
 from smear_env.agents.registry import rollout_from_spec
 from smear_env.agents.shipped import checkpoint_file
 from smear_env.core.config import SmearRules
-from smear_env.evaluation.batched import one_blas_thread, worker_pool
+from smear_env.evaluation import run_match
+from smear_env.evaluation.batched import one_blas_thread
 
 from .checkpoint import save_policy
-from .diagnostics import match_with_bids
 from .distill import distill, distilled_metadata, load_targets, policy_from_checkpoint, save_targets
 from .distributed.pool import open_pool
 from .distributed.settings import RaySettings
@@ -63,7 +63,7 @@ def generate(spec: str, opponent: str, games: int, seed: int, out: str) -> dict[
     agent.recorded = []
     t0 = time.monotonic()
     with one_blas_thread():
-        summary = match_with_bids(agent, opponent, games, seed, rules)["summary"]
+        summary = run_match(agent, opponent, games=games, rules=rules, seed=seed, engine="batched").summary()
     rows = save_targets(out, agent.recorded)
     return {"seed": seed, "games": games, "win_rate": summary["win_rate_a"],
             "win_rate_ci95": summary["win_rate_a_ci95"], "margin_per_hand": summary["margin_per_hand_a"],
@@ -80,23 +80,6 @@ def search_shard(spec: str, opponent: str, games: int, seed: int) -> dict[str, A
         targets = load_targets([out])
     match.pop("seconds", None)
     return {"match": match, "targets": targets}
-
-
-def _generate_star(args: tuple[str, str, int, int, str]) -> dict[str, Any]:
-    torch.set_num_threads(1)
-    return generate(*args)
-
-
-def _search_on_ray(address: str, workers: int,
-                   jobs: list[tuple[str, str, int, int, str]]) -> list[dict[str, Any]]:
-    """A round's shares as Ray tasks (:mod:`training.distributed`): the same targets, written here, and the
-    same match figures as the local pool's (without wall time)."""
-
-    with open_pool(RaySettings(address=address, workers=workers)) as pool:
-        parts = pool.map(search_shard, [job[:4] for job in jobs])
-    for job, part in zip(jobs, parts, strict=True):
-        np.savez_compressed(job[4], **part["targets"])
-    return [part["match"] for part in parts]
 
 
 def done_rounds(run: Path) -> int:
@@ -143,13 +126,14 @@ def run_rounds(init: str, run: Path, *, rounds: int, games: int, workers: int, s
         spec = search_spec(policy_path, opponent, samples, phases, search_options)
         jobs = [(spec, opponent, games, seed + (rnd - 1) * workers + w, str(targets_path(run, rnd, w)))
                 for w in range(workers)]
-        if ray_address:
-            matches = _search_on_ray(ray_address, workers, jobs)
-        elif workers > 1:
-            with worker_pool(workers) as pool:
-                matches = pool.map(_generate_star, jobs)
-        else:
-            matches = [_generate_star(jobs[0])]
+        with open_pool(RaySettings(address=ray_address or None, workers=workers)) as pool:
+            if ray_address:  # the targets come back as arrays (no node needs this disk), written here
+                parts = pool.map(search_shard, [job[:4] for job in jobs])
+                for job, part in zip(jobs, parts, strict=True):
+                    np.savez_compressed(job[4], **part["targets"])
+                matches = [part["match"] for part in parts]
+            else:
+                matches = pool.map(generate, jobs)
         policy, meta = policy_from_checkpoint(policy_path)
         kept = range(max(1, rnd - window + 1), rnd + 1)
         data = load_targets([targets_path(run, r, w) for r in kept for w in range(workers)])

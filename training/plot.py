@@ -19,7 +19,9 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from .checkpoint import same_file, write_atomic
+from smear_env.evaluation.cli import same_file
+
+from .checkpoint import write_atomic
 
 COLORS = [(31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189), (255, 127, 14), (140, 86, 75)]
 
@@ -61,18 +63,13 @@ def fmt_step(s: float) -> str:
     return f"{s:.0f}"
 
 
-Points = list[tuple[float, float, float, float]]
-"""A curve: (x, value, interval low, interval high) per point, sorted by x."""
-
-
 def draw(panels: list[dict[str, Any]], out: str | Path, title: str, x_label: str, size: tuple[int, int],
          legend: bool = False) -> Path:
-    """Panels stacked top to bottom sharing the x axis, each ``{"title", "curves": {name: Points}, "lo",
-    "hi", "ref", "fmt"}`` (the y range, a dashed reference line, the y labels' format); every curve a line
-    with its interval as a shaded band; ``legend``: the curves' names and last values at the right. Written
-    atomically as a PNG; returns its path."""
-
-
+    """Panels stacked top to bottom sharing the x axis, each ``{"title", "curves", "lo", "hi", "ref",
+    "fmt"}`` (``curves``: name -> ``[(x, value, interval low, interval high), ...]`` sorted by x; the y range,
+    a dashed reference line, the y labels' format); every curve a line with its interval as a shaded band;
+    ``legend``: the curves' names and last values at the right. Written atomically as a PNG; returns its
+    path."""
     w, h = size
     left, right, top, gap, bottom = 56, 150 if legend else 24, 42, 46, 44
     ph = (h - top - bottom - gap * (len(panels) - 1)) // len(panels)

@@ -65,8 +65,6 @@ class SmearPolicy(nn.Module):
         self,
         hidden_sizes: list[int] | tuple[int, ...] = (256, 256),
         activation: str = "relu",
-        obs_size: int = OBS_SIZE,
-        num_actions: int = NUM_ACTIONS,
         shared_trunk: bool = False,
         suit_canonical: bool = False,
     ) -> None:
@@ -75,14 +73,14 @@ class SmearPolicy(nn.Module):
         self.activation = activation
         self.shared_trunk = bool(shared_trunk)
         self.suit_canonical = bool(suit_canonical)
-        sizes = [obs_size, *self.hidden_sizes]
+        sizes = [OBS_SIZE, *self.hidden_sizes]
         self.register_buffer("obs_scale", torch.from_numpy(obs_scale()))
         # lookup tables, not weights: kept out of the state dict
         self._obs_src = torch.from_numpy(SUIT_OBS_SOURCE)
         self._act_dst = torch.from_numpy(SUIT_ACTION_TARGET)
         self.pi_body = _mlp(sizes, activation)
         self.vf_body = nn.Sequential() if self.shared_trunk else _mlp(sizes, activation)
-        self.pi_head = nn.Linear(sizes[-1], num_actions)
+        self.pi_head = nn.Linear(sizes[-1], NUM_ACTIONS)
         self.vf_head = nn.Linear(sizes[-1], 1)
         for body in (self.pi_body, self.vf_body):
             for m in body:

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from smear_env.core.actions import short_repr
+from smear_env.evaluation.cli import same_file
 
 from .algorithms import Trainer
-from .checkpoint import is_temporary_file, same_file
+from .checkpoint import is_temporary_file
 from .config import MAX_DECISIONS, ConfigError, TrainConfig, dump_yaml, to_dict
 
 RUN_OUTPUTS = ("config.yaml", "command.txt", "train.log", "win_rate.png", "error.log")

@@ -20,10 +20,6 @@ SELF = "self"
 SNAPSHOT = "snapshot"
 
 
-def make_baseline(spec: str, rules: SmearRules) -> Agent:
-    return make_agent(spec, rules)
-
-
 class OpponentPool:
     """Frozen snapshots (policy modules, eval mode) and the opponent distribution."""
 
@@ -38,7 +34,7 @@ class OpponentPool:
         self.snapshots: list[tuple[int, Any]] = []  # (step, frozen policy)
         for name in self.names:  # fail fast on a bad spec
             if name not in (SELF, SNAPSHOT):
-                make_baseline(name, rules)
+                make_agent(name, rules)
 
     def add_snapshot(self, step: int, policy: Any) -> None:
         frozen = copy.deepcopy(policy).eval()
@@ -58,4 +54,4 @@ class OpponentPool:
         return name, -1
 
     def new_agent(self, spec: str) -> Agent:
-        return make_baseline(spec, self.rules)
+        return make_agent(spec, self.rules)

@@ -23,11 +23,13 @@ import torch
 from smear_env.agents.registry import rollout_players
 from smear_env.agents.winprob import INPUTS, KIND
 from smear_env.core.config import SmearRules
-from smear_env.evaluation.batched import even_shares, worker_pool
+from smear_env.evaluation.batched import even_shares
 
 from . import fit as fitter
 from .checkpoint import base_metadata, save_tensors
 from .collect import Collector
+from .distributed.pool import open_pool
+from .distributed.settings import RaySettings
 
 
 def collect(team: str, opponent: str, games: int, seed: int, rules: SmearRules, lanes: int = 512
@@ -69,25 +71,18 @@ def shard_seeds(seed: int, shards: int) -> list[int]:
     return [int(np.random.SeedSequence((seed, i)).generate_state(1)[0]) for i in range(shards)]
 
 
-def _collect_star(args: tuple[str, str, int, int, SmearRules]) -> tuple[np.ndarray, np.ndarray]:
-    torch.set_num_threads(1)
-    return collect(*args)
-
-
 def collect_shards(team: str, opponent: str, games: int, seed: int, rules: SmearRules, shards: int = 1,
                    workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """:func:`collect` over ``shards`` even shares of the games (seeds: :func:`shard_seeds`), played in
-    ``workers`` processes; the rows in share order, the same for any ``workers``."""
+    ``workers`` processes (:func:`~training.distributed.pool.open_pool`); the rows in share order, the same
+    for any ``workers``."""
     if shards < 1 or workers < 1:
         raise ValueError(f"shards and workers must be >= 1, not {shards} and {workers}")
 
     plan = zip(even_shares(games, shards), shard_seeds(seed, shards), strict=True)
     jobs = [(team, opponent, n, s, rules) for n, s in plan if n > 0]
-    if workers > 1 and len(jobs) > 1:
-        with worker_pool(min(workers, len(jobs))) as pool:
-            parts = pool.map(_collect_star, jobs)
-    else:
-        parts = [collect(*job) for job in jobs]
+    with open_pool(RaySettings(workers=max(1, min(workers, len(jobs))))) as pool:
+        parts = pool.map(collect, jobs)
     return np.concatenate([x for x, _ in parts]), np.concatenate([y for _, y in parts])
 
 

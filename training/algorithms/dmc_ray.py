@@ -28,7 +28,6 @@ machine joined) or ``ray.address=local`` (a private Ray on this machine).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import logging
 import time
@@ -63,14 +62,8 @@ def ray_settings(cfg: TrainConfig) -> RaySettings:
 
 
 def with_lanes(cfg: TrainConfig, lanes: int) -> TrainConfig:
-    """A copy of ``cfg`` with ``n_envs = lanes`` (a dataclass or a pydantic model)."""
-    if hasattr(cfg, "model_copy"):
-        return cfg.model_copy(update={"n_envs": lanes})
-    if dataclasses.is_dataclass(cfg):
-        return dataclasses.replace(cfg, n_envs=lanes)
-    out = copy.copy(cfg)
-    object.__setattr__(out, "n_envs", lanes)
-    return out
+    """A copy of ``cfg`` with ``n_envs = lanes``."""
+    return cfg.model_copy(update={"n_envs": lanes})
 
 
 def numpy_weights(policy: torch.nn.Module) -> dict[str, np.ndarray]:
@@ -112,10 +105,6 @@ class DMCActor:
         return {"version": version, "batch": batch, "stats": dict(self.trainer.collect_stats),
                 "seconds": time.perf_counter() - t0, "restarted": restarted}
 
-    def ping(self) -> bool:
-        """True (the actor is up)."""
-        return True
-
 
 class RayDMCTrainer(DMCTrainer):
     """The learner of dmc on Ray (see the module docstring); the trainer protocol of :class:`DMCTrainer`.
@@ -149,7 +138,6 @@ class RayDMCTrainer(DMCTrainer):
         self._weights_version = -1
         self._weights_ref: Any = None
         self.weights_bytes = 0
-        self.last_traffic: dict[str, float] = {}
         log.info("dmc on Ray: %d actors (lanes %s) at %s", len(self.actors), self.lanes, s.address)
 
     # ------------------------------------------------------------------ weights and calls
@@ -253,7 +241,6 @@ class RayDMCTrainer(DMCTrainer):
         t0 = time.perf_counter()
         out = self.learn(batch, stats)
         figs["ray/learn_seconds"] = time.perf_counter() - t0
-        self.last_traffic = figs
         out.update(figs)
         return out
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from smear_env.agents.registry import make_batched_agent
+from smear_env.agents.registry import make_agent, make_batched_agent
 from smear_env.core.config import SmearRules
 from smear_env.engine.observation import observe
 from smear_env.engine.vector import random_actions
@@ -25,7 +25,6 @@ from smear_env.evaluation.batched import even_shares, worker_pool
 from smear_env.tables.table import Table, TableOptions, agent_action
 
 from ..fit import fit
-from ..selfplay import make_baseline
 
 
 def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int, epsilon: float = 0.0,
@@ -35,7 +34,7 @@ def generate(teacher: str, rules_dict: dict[str, Any], decisions: int, seed: int
     teacher's choice), for a wider coverage of states."""
     rules = SmearRules.from_dict(rules_dict)
     rng = np.random.default_rng(seed)
-    agents = [make_baseline(teacher, rules) for _ in range(4)]
+    agents = [make_agent(teacher, rules) for _ in range(4)]
     obs, mask, act, ret = [], [], [], []
     n = 0
     table = Table(rules, TableOptions(episode="game", reward="score", max_cycles=max_cycles,

@@ -27,12 +27,13 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from smear_env.agents.checkpoint import NumpyPolicy
+from smear_env.agents.registry import make_agent
 from smear_env.core.config import SmearRules
 from smear_env.gym.single_seat import SmearSingleSeatEnv
 
 from ..config import TrainConfig, from_dict, to_dict
 from ..policy import ForeignModelPolicy, from_sb3_state_dict, obs_scale, to_sb3_state_dict
-from ..selfplay import SELF, SNAPSHOT, OpponentPool, make_baseline
+from ..selfplay import SELF, SNAPSHOT, OpponentPool
 from .ppo_update import schedules
 from .resume_state import restore_trainer_state, trainer_state
 
@@ -62,7 +63,6 @@ class _Table:
         self.kind = SELF
         self.snap: NumpyPolicy | None = None
         self.agents: dict[tuple[int, str], Any] = {}
-        self.starts = 0
 
     def new_game(self) -> None:
         name = self.names[int(self.rng.choice(len(self.names), p=self.probs))]
@@ -94,7 +94,7 @@ class _Seat:
         if not self.partner and t.kind not in (SELF, SNAPSHOT):
             key = (self.slot, t.kind)
             if key not in t.agents:
-                t.agents[key] = make_baseline(t.kind, t.rules)
+                t.agents[key] = make_agent(t.kind, t.rules)
             self._agent = t.agents[key]
             self._agent.start_game(seat, rules, rng)
 

@@ -114,8 +114,6 @@ class RLlibPPOTrainer(ForeignModelPolicy):
         self.algo = config.build_algo()
         self.step = 0
         self.updates = 0
-        self.elapsed_before = 0.0
-        self.elapsed = 0.0
         self._warm: SmearPolicy | None = None
 
     # ------------------------------------------------------------------ weights

@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-BACKENDS = ("local", "ray")
-
 
 class SettingsError(ValueError):
     """A bad ``ray:`` setting; its message is one line naming the setting and the allowed values."""
@@ -79,8 +77,3 @@ class RaySettings:
             if k not in allowed:
                 raise SettingsError(f"ray.{k} is not a setting; allowed: {', '.join(allowed)}")
         return cls(**dict(d))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-able block (what :meth:`from_dict` reads back)."""
-        return {f.name: (dict(v) if isinstance(v := getattr(self, f.name), Mapping) else v)
-                for f in fields(self)}

@@ -27,7 +27,6 @@ from ..configs.base import Section
 STAGES: dict[str, str] = {
     "train": ".train",
     "expert_iteration": ".expert_iteration",
-    "distill": ".distill",
     "winprob": ".winprob",
     "advantage": ".advantage",
     "evaluate": ".evaluate",
