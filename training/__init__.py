@@ -9,10 +9,15 @@
   :mod:`training.run_folder` -- run folders (checkpoints, TensorBoard, resume, the safety checks);
 * :mod:`training.pipeline` and :mod:`training.stages` -- a config's stages (training, expert iteration, the
   win model, the advantage correction, evaluation) run into one run folder;
-* :mod:`training.algorithms` -- ``ppo`` (native PyTorch PPO on the engine, all learner seats' experience),
-  ``maskable_ppo`` (sb3-contrib MaskablePPO on the single-seat Gymnasium view), ``imitation`` (optional
-  behaviour-cloning warm start);
+* :mod:`training.algorithms` -- the trainers, one module each: ``vector_ppo`` (PPO on the batched table),
+  ``ppo`` (PPO on the table layer), ``dmc`` and ``dmc_ray`` (Deep Monte-Carlo, locally or on Ray),
+  ``maskable_ppo`` (sb3-contrib MaskablePPO on the single-seat Gymnasium view), ``rllib_ppo`` (RLlib PPO),
+  ``imitation`` (the behaviour-cloning warm start);
 * :mod:`training.selfplay` -- the opponent pool; :mod:`training.policy` -- the masked MLP policy;
-* :mod:`training.checkpoint` -- safetensors checkpoints and ``load_agent(path, rules)``;
-* :mod:`training.evaluation` -- fast batched duplicate evaluation used during training.
+* :mod:`training.checkpoint` -- safetensors checkpoints (atomic writes, loading a policy's state);
+* :mod:`training.evaluation` -- batched evaluation of the learner during training;
+* :mod:`training.collect` and :mod:`training.fit` -- the one batched collector and the one supervised
+  fitter of the stages (:mod:`training.expert_iteration`, :mod:`training.winprob`, :mod:`training.advantage`,
+  :mod:`training.distill`);
+* :mod:`training.exploit` -- ``smear-exploit``; :mod:`training.distributed` -- local or Ray worker pools.
 """
