@@ -116,6 +116,7 @@ __all__ = [
 ]
 
 _I = np.int64
+assert PASSED == 1  # VectorGame._bid: a bid action's id + 1 is the seat's bid state
 SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)
 """Team 0's reward to each seat: + for seats 0 and 2, - for seats 1 and 3."""
 # per-hand integers (worlds.HAND_FIELDS) and their values at a deal
@@ -259,21 +260,25 @@ class VectorGame:
         self._start_hands(self._ar, new_game=np.ones(n, dtype=bool))
 
     # -------------------------------------------------------------------------------- dealing
-    def _start_hands(self, idx: np.ndarray, new_game: np.ndarray) -> None:
-        """Deal the current hand of lanes ``idx`` (the first hand of a game where ``new_game``)."""
+    def _start_hands(self, idx: np.ndarray, new_game: np.ndarray, games: np.ndarray | None = None,
+                     hand_numbers: np.ndarray | None = None, dealer: np.ndarray | None = None) -> None:
+        """Deal the current hand of lanes ``idx`` (the first hand of a game where ``new_game``); ``games``,
+        ``hand_numbers`` and ``dealer``: the lanes' ``game_index``, ``hand_number`` and ``dealer`` when the
+        caller has them at hand."""
+        games = self.game_index[idx] if games is None else games
+        hand_numbers = self.hand_number[idx] if hand_numbers is None else hand_numbers
         if self.deal_source is None:
-            perm, first_dealer = R.hashed_deals(self._lane_keys[idx], self.game_index[idx],
-                                                 self.hand_number[idx])
+            perm, first_dealer = R.hashed_deals(self._lane_keys[idx], games, hand_numbers)
         else:
-            perm, first_dealer = source_deals(self.deal_source, idx, self.game_index[idx],
-                                                 self.hand_number[idx])
-        self.dealer[idx] = np.where(new_game, first_dealer, self.dealer[idx])
+            perm, first_dealer = source_deals(self.deal_source, idx, games, hand_numbers)
+        dealer = np.where(new_game, first_dealer, self.dealer[idx] if dealer is None else dealer)
+        self.dealer[idx] = dealer
         hands, stock = R.deal_masks(perm)  # R5
         self.hands[idx] = hands
         self.deal[idx] = hands
         self.stock[idx] = stock
         self.phase[idx] = BIDDING
-        self.to_act[idx] = T.first_to_bid(self.dealer[idx])  # R6
+        self.to_act[idx] = T.first_to_bid(dealer)  # R6
         self._per_hand[:, idx] = _HAND_RESET
         self._per_seat[:, idx] = _SEAT_RESET
         self.won[idx] = 0
@@ -328,7 +333,7 @@ class VectorGame:
             raise ValueError(f"actions must have shape ({k},), got {a.shape}")
         if a.dtype.kind not in "iu":
             raise IllegalActionError(f"actions must be integer action ids, not dtype {a.dtype}")
-        a = a.astype(_I)
+        a = a.astype(_I, copy=False)  # read only below
         bits, base = self.legal_bits()
         if lanes is not None:
             bits, base = bits[lanes], base[lanes]
@@ -408,16 +413,17 @@ class VectorGame:
     # called on the lanes in that phase; the methods below store what it returns in the lanes' arrays.
     def _bid(self, idx: np.ndarray, act: np.ndarray, thrown: np.ndarray) -> None:
         seat = self.to_act[idx]
-        bid = np.where(act == 0, 0, act + 1)
-        self.bids[idx, seat] = np.where(bid == 0, PASSED, bid)
+        state = act + 1  # the seat's bid state: PASSED (1) for a pass (action 0), else the bid (action + 1)
+        self.bids[idx, seat] = state
+        bid = np.where(act == 0, 0, state)
         phase, to_act, high_bid, bidder, ended = T.after_bid(self.rules, seat, bid, self.dealer[idx],
                                                              self.high_bid[idx], self.bidder[idx])
-        self.phase[idx] = phase
         self.to_act[idx] = to_act
         self.high_bid[idx] = high_bid
         self.bidder[idx] = bidder
-        if not ended.any():
+        if not ended.any():  # every lane still bidding: the phase stays BIDDING
             return
+        self.phase[idx] = phase
         thrown[idx[phase == HAND_OVER]] = True  # R8 redeal
         contract = (phase == self._after_bidding).nonzero()[0]
         if not contract.size:
@@ -514,11 +520,13 @@ class VectorGame:
         new_game = over | trunc
         if self._recorder is not None:
             self._recorder.hands_ended(self, idx, res.thrown_in, res.winner, new_game)
-        self.hand_number[idx] = np.where(new_game, 0, hn)
-        self.game_index[idx] += new_game
+        hn = np.where(new_game, 0, hn)
+        self.hand_number[idx] = hn
+        games = self.game_index[idx] + new_game
+        self.game_index[idx] = games
         self.scores[idx[new_game]] = 0
-        self.dealer[idx] = T.next_dealer(self.dealer[idx], res.hand_over[idx])  # R4, R8
-        self._start_hands(idx, new_game)
+        dealer = T.next_dealer(self.dealer[idx], res.hand_over[idx])  # R4, R8
+        self._start_hands(idx, new_game, games, hn, dealer)
 
     def load_worlds(self, lanes: Any, views: Sequence[Any], deals: Sequence[Any],
                     rng: np.random.Generator) -> None:
