@@ -199,11 +199,11 @@ def test_after_play_trick_and_hand_known_answers() -> None:
     ah, kh, ts, qc = C("AH"), C("KH"), C("TS"), C("QC")
     hearts, spades, clubs = ah >> 3, ts >> 3, qc >> 3
     # seat 2 leads AH, trump spades: hearts led, seat 2 leads the trick, seat 3 next
-    assert T.after_play(r3, 2, ah, -1, 1, spades, 0) == (hearts, 2, spades, 0, 1, 3)
+    assert T.after_play(r3, 2, ah, -1, 1, spades, 0) == (hearts, 2, spades, False, 1, 3)
     # seat 3 trumps with TS: not void shown (a trump may be played, R12)
-    assert T.after_play(r3, 3, ts, hearts, 2, spades, 1) == (hearts, 2, spades, 0, 2, 0)
+    assert T.after_play(r3, 3, ts, hearts, 2, spades, 1) == (hearts, 2, spades, False, 2, 0)
     # seat 0 plays QC on hearts led, spades trump: it shows it has no heart
-    assert T.after_play(r3, 0, qc, hearts, 2, spades, 2) == (hearts, 2, spades, 1 << hearts, 3, 1)
+    assert T.after_play(r3, 0, qc, hearts, 2, spades, 2) == (hearts, 2, spades, True, 3, 1)
     # seat 1 follows with KH: the trick is full
     assert T.after_play(r3, 1, kh, hearts, 2, spades, 3)[4] == T.TRICK_SIZE
     # no kitty and no trump yet: the first card led names trump (R10)

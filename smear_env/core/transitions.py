@@ -77,16 +77,15 @@ def after_play(rules: SmearRules, seat: Any, card: Any, led: Any, leader: Any, t
     """R10, R12: ``seat`` plays ``card`` (legal) to a trick of ``trick_len`` cards led in suit ``led``
     (-1: ``seat`` leads) by ``leader``. Returns ``(led, leader, trump, void, trick_len, to_act)``: the suit
     led and the seat that led; trump (R10 with ``kitty_size`` 0: the suit of the first card led); ``void``
-    a suit mask, bit ``s`` where the player showed void in suit ``s`` (followed neither the suit led nor
-    trump), else 0; the cards in the trick, full at :data:`TRICK_SIZE` (then :func:`after_trick`); the next
-    seat while the trick is not full. (A plain tuple: this runs on every card of the single game.)"""
+    whether the player showed void in the suit led (followed neither it nor trump); the cards in the trick,
+    full at :data:`TRICK_SIZE` (then :func:`after_trick`); the next seat while the trick is not full."""
     suit = card >> 3
     lead = led < 0
     led = select(lead, suit, led)
     leader = select(lead, seat, leader)
     if not rules.kitty_size:  # R10: trump is the suit of the first card led
         trump = select(trump < 0, suit, trump)
-    void = ((suit != led) & (suit != trump)) << led  # never on a lead
+    void = (suit != led) & (suit != trump)  # never on a lead
     return led, leader, trump, void, trick_len + 1, (seat + 1) & 3
 
 

@@ -392,12 +392,12 @@ class Game:
         self.hands[seat] ^= bit
         self.played_by[seat] |= bit
         trick = self.trick
-        _led, leader, trump, void, trick_len, to_act = after_play(
+        s_led, leader, trump, void, trick_len, to_act = after_play(
             self.rules, seat, c, trick[0] >> 3 if trick else -1, self.trick_leader, self.trump, len(trick))
         self.trick_leader = leader
         self.trump = trump
         if void:
-            self.voids[seat] |= void
+            self.voids[seat] |= 1 << s_led
         trick.append(c)
         seats = self.trick_seats
         seats.append(seat)

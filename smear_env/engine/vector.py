@@ -458,7 +458,7 @@ class VectorGame:
             self.trump[idx] = trump
         shown = void.nonzero()[0]
         if shown.size:
-            self._voids_f[fi[shown]] |= void[shown]
+            self._voids_f[fi[shown]] |= np.left_shift(1, led[shown])
         tbits = self.trick_bits[idx] | bit
         self.trick_bits[idx] = tbits
         self.trick_len[idx] = trick_len
