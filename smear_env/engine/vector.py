@@ -63,7 +63,6 @@ the records (:mod:`smear_env.engine.recording`, through
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -98,6 +97,7 @@ from .lane_deals import (  # noqa: F401 (re-exported: the batched engine's deals
 )
 from .lane_observation import observe_lanes
 from .lane_records import LaneRecorder
+from .lane_step import SEAT_SIGN, StepResult, VectorIllegalActionError
 from .worlds import HAND_FIELDS, world_states
 
 MAX_HANDS_LIMIT = 1 << 24
@@ -117,8 +117,6 @@ __all__ = [
 
 _I = np.int64
 assert PASSED == 1  # VectorGame._bid: a bid action's id + 1 is the seat's bid state
-SEAT_SIGN = np.array([1, -1, 1, -1], dtype=np.float32)
-"""Team 0's reward to each seat: + for seats 0 and 2, - for seats 1 and 3."""
 # per-hand integers (worlds.HAND_FIELDS) and their values at a deal
 _HAND_RESET = np.array(list(HAND_FIELDS.values()), dtype=_I)[:, None]
 _SEAT_RESET = np.array([0, -1, 0, 0], dtype=_I)[:, None, None]  # bids, trick, played_by, voids
@@ -134,42 +132,6 @@ def _columns(cols: Sequence[np.ndarray]) -> np.ndarray:
     for i, c in enumerate(cols):
         out[:, i] = c
     return out
-
-
-class VectorIllegalActionError(IllegalActionError):
-    """An illegal action in one lane of a :class:`VectorGame`; ``lane``, ``action`` and ``legal`` say which.
-    No lane moved."""
-
-    def __init__(self, message: str, lane: int, action: int, legal: tuple[int, ...]) -> None:
-        super().__init__(message)
-        self.lane = lane
-        self.action = action
-        self.legal = legal
-
-
-@dataclass
-class StepResult:
-    """What one :meth:`VectorGame.step` did in each lane (arrays of N rows; see the module docstring)."""
-
-    hand_over: np.ndarray
-    """(N,) bool: a hand was scored in this step (a thrown-in hand is not)."""
-    thrown_in: np.ndarray
-    """(N,) bool: every player passed and the hand was thrown in (R8 redeal)."""
-    game_over: np.ndarray
-    """(N,) bool: the scored hand ended the game (R18, R19)."""
-    truncated: np.ndarray
-    """(N,) bool: the game reached ``max_hands`` hands without a winner (R21)."""
-    winner: np.ndarray
-    """(N,) int64: winning team where ``game_over``, else -1."""
-    score_delta: np.ndarray
-    """(N, 2) int64: team score changes of the hand scored in this step (0 elsewhere)."""
-    scores: np.ndarray
-    """(N, 2) int64: team scores after this step's hand, before a new game resets them (the final scores
-    where ``game_over`` or ``truncated``)."""
-    reward_score: np.ndarray
-    """(N, 4) float32: per seat, own team's score change minus the other's, raw points, on ``hand_over``."""
-    reward_win: np.ndarray
-    """(N, 4) float32: +1 winners / -1 losers on ``game_over``; 0 otherwise and when truncated."""
 
 
 # ------------------------------------------------------------------------------------------------ engine
