@@ -17,7 +17,7 @@ from smear_env.engine.vector import VectorGame
 from smear_env.envs.aec import parse_env_options
 from smear_env.evaluation.pairs import DealSequence
 from smear_env.gym.vector_env import SmearVectorEnv
-from smear_env.tables.table import check_run_arguments
+from smear_env.tables.arguments import check_run_arguments
 
 
 @pytest.mark.parametrize(("module", "old", "new"), [

@@ -20,7 +20,7 @@ from smear_env.engine.seat_view import seat_view_of
 from smear_env.play.cli import build_parser, parse_move, play, shipped_agent_path
 from smear_env.play.hints import Hinter
 from smear_env.play.session import Session
-from smear_env.tables.table import rules_from_args
+from smear_env.tables.arguments import rules_from_args
 
 
 def _typed(view, k: int) -> str:

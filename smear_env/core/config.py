@@ -33,7 +33,7 @@ class SmearRules:
 
     Each field's metadata gives its rule id (``"rule"``) and, for a closed set, its ``"choices"``: the
     command-line flags of every front end are derived from them
-    (:func:`smear_env.tables.table.add_rule_arguments`), so a new option is added here, read in
+    (:func:`smear_env.tables.arguments.add_rule_arguments`), so a new option is added here, read in
     :mod:`smear_env.core.rules` (which every engine, the solver and the agents ask, passing this object
     unchanged), described in ``docs/RULES.md`` and tested -- and read in :mod:`smear_env.core.transitions`
     when it changes the state machine (whose turn, which phase)."""

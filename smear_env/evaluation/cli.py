@@ -1,9 +1,10 @@
 """``smear-eval``: duplicate evaluation of two teams of agents (or a tournament) from the command line.
 
 The rule flags are derived from :class:`~smear_env.core.config.SmearRules`
-(:func:`smear_env.tables.table.add_rule_arguments`); the matches run in :mod:`smear_env.evaluation.duplicate`;
-the tables print :mod:`smear_env.evaluation.results` summaries. User errors (a bad agent spec, option or
-path, Ctrl-C) end with one ``smear-eval: error: ...`` line, never a traceback.
+(:func:`smear_env.tables.arguments.add_rule_arguments`); the matches run in
+:mod:`smear_env.evaluation.duplicate`; the tables print :mod:`smear_env.evaluation.results` summaries. User
+errors (a bad agent spec, option or path, Ctrl-C) end with one ``smear-eval: error: ...`` line, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..agents.registry import make_agent
 from ..agents.shipped import SHIPPED_AGENTS, shipped_path
 from ..core.actions import short_repr
 from ..engine.game import POINT_NAMES
-from ..tables.table import add_rule_arguments, check_run_arguments, rules_from_args
+from ..tables.arguments import add_rule_arguments, check_run_arguments, rules_from_args
 from .duplicate import (
     BACKENDS,
     DEFAULT_GAMES,

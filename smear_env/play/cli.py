@@ -38,7 +38,7 @@ from ..core.cards import RANK_CHARS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
 from ..core.config import SmearRules
 from ..engine.game import IllegalActionError
 from ..engine.record import save_records
-from ..tables.table import add_rule_arguments, check_run_arguments, rules_from_args
+from ..tables.arguments import add_rule_arguments, check_run_arguments, rules_from_args
 from .choices import default_agent, display_name
 from .explain import move_text, point_details, why_illegal
 from .hints import Hinter
