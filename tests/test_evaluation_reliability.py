@@ -102,6 +102,37 @@ def test_item7_interrupt_keeps_records_with_one_line(capsys, tmp_path, monkeypat
     assert len(out.read_text().splitlines()) == 2
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the workers in /proc")
+def test_item7_sigint_while_workers_start_gives_one_line(tmp_path):
+    """Item 7: SIGINT to the process group as soon as the spawned workers exist, while they still import
+    (before their initializer ignores Ctrl-C): exit 130, a short message, no worker traceback."""
+    cmd = [sys.executable, "-m", "smear_env.evaluation.cli", "heuristic", "random", "--games", "4000",
+           "--workers", "2", "--engine", "reference", "--records", str(tmp_path / "r.jsonl")]
+    for _ in range(3):
+        p = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(_children(p.pid)) < 3:  # the resource tracker, 2 workers
+            time.sleep(0.005)
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 130, err
+        assert "Traceback" not in err and len(err.strip().splitlines()) <= 2, err
+
+
 @pytest.mark.slow
 def test_item7_sigint_with_workers_gives_one_line(tmp_path):
     """Item 7: SIGINT to `smear-eval --workers 2` (the whole process group, as Ctrl-C does): exit 130, a

@@ -21,7 +21,6 @@ from __future__ import annotations
 import ctypes
 import multiprocessing as mp
 import os
-import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -37,6 +36,7 @@ from ..tables.batched_table import BatchedTable
 from ..tables.table import TableOptions
 from .pairs import DealSequence, agent_rng
 from .results import GameStats
+from .worker_signals import ignore_sigint, start_pool
 
 DEFAULT_LANES = 1024
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -355,7 +355,7 @@ _ARGS: tuple[Any, ...] | None = None
 
 def _worker_init(*args: Any) -> None:
     global _ARGS
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    ignore_sigint()  # Ctrl-C is the parent's to handle
     _ARGS = args
 
 
@@ -406,8 +406,8 @@ def run_pairs(
     # The processes are the parallelism: one BLAS thread each (a checkpoint's batched forward pass with
     # threads that spin against the other workers was measured 5-8x slower on 2 shared cores).
     with one_blas_thread():
-        pool = ctx.Pool(min(workers, len(parts)), initializer=_worker_init,
-                        initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, records, lanes))
+        pool = start_pool(lambda: ctx.Pool(min(workers, len(parts)), initializer=_worker_init, initargs=(
+            team_a, team_b, rules.to_dict(), seed, max_hands, records, lanes)))
     with pool:
         for stats, recs in pool.imap(_worker_run, parts):  # ordered: deterministic
             for p in range(len(stats)):

@@ -46,6 +46,7 @@ from .pairs import (
     play_table,
 )
 from .results import TAG_BOOT, GameStats, MatchResult, TournamentResult, aggregate, game_stats
+from .worker_signals import start_pool
 
 DEFAULT_MAX_HANDS = 200
 DEFAULT_GAMES = 200
@@ -171,8 +172,8 @@ def run_match(
             ctx = mp.get_context("spawn")
             chunk = max(1, min(16, n_pairs // (workers * 8)))
             with batched.one_blas_thread():  # single-threaded: terminate()'s SIGTERM runs their handler
-                pool = ctx.Pool(workers, initializer=pair_pool_init,
-                                initargs=(team_a, team_b, rules.to_dict(), seed, max_hands, want_records))
+                pool = start_pool(lambda: ctx.Pool(workers, initializer=pair_pool_init, initargs=(
+                    team_a, team_b, rules.to_dict(), seed, max_hands, want_records)))
             with pool:  # an error (a bot that fails stops the match) terminates the workers
                 # ordered: deterministic
                 for out in pool.imap(pair_worker_run, range(n_pairs), chunksize=chunk):

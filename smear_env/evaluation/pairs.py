@@ -26,6 +26,7 @@ from ..core.seeding import check_seed
 from ..engine.game import NUM_PLAYERS
 from ..tables.table import Table, TableOptions, play, start_agents
 from .results import GameStats, game_stats
+from .worker_signals import ignore_sigint
 
 _TAG_DEAL, _TAG_DEALER = 1, 2
 
@@ -167,8 +168,7 @@ def pair_pool_init(*args: Any) -> None:
 def pair_worker_init(team_a: TeamSpec, team_b: TeamSpec, rules: dict[str, Any], seed: int, max_hands: int,
                  records: bool) -> None:
     global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (one message, no
-    # traceback per worker); the parent then terminates the pool
+    ignore_sigint()  # Ctrl-C is the parent's to handle (one message, no traceback per worker)
     _WORKER = PairRunner(team_a, team_b, SmearRules.from_dict(rules), seed, max_hands, records)
 
 
