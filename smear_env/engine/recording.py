@@ -63,12 +63,11 @@ def hand_record(
     ``stock``: in order, the kitty first (R9); ``bids``: (seat, bid) in order, bid 0 a pass; ``bidder``
     None while bidding; ``tricks``: the finished tricks; ``current_trick``: (seat, card) of the trick on
     the table; ``result``: :func:`hand_result` of a scored hand; ``incomplete``: a hand in progress."""
-    n = CARD_NAMES
     rec: dict[str, Any] = {
         "dealer": dealer,
-        "deal": [[n[c] for c in h] for h in deal],
-        "stock": [n[c] for c in stock],
-        "bids": [{"seat": s, "bid": b or "pass"} for s, b in bids],
+        "deal": [_names(h) for h in deal],
+        "stock": _names(stock),
+        "bids": [{"seat": s, "bid": b if b else "pass"} for s, b in bids],
     }
     if thrown_in:
         rec["thrown_in"] = True
@@ -84,13 +83,16 @@ def hand_record(
             rec["trump"] = SUIT_CHARS[trump]
         if kitty_size:
             rec["discards"] = _names(discards)
-        rec["tricks"] = [  # seats and cards have one entry per play by construction: zip without strict
-            {"leader": leader, "plays": [{"seat": s, "card": n[c]} for s, c in zip(seats, cards)],  # noqa: B905
-             "winner": w}
+        rec["tricks"] = [
+            {
+                "leader": leader,
+                "plays": [{"seat": s, "card": CARD_NAMES[c]} for s, c in zip(seats, cards, strict=True)],
+                "winner": w,
+            }
             for leader, seats, cards, w in tricks
         ]
         if current_trick:
-            rec["current_trick"] = [{"seat": s, "card": n[c]} for s, c in current_trick]
+            rec["current_trick"] = [{"seat": s, "card": CARD_NAMES[c]} for s, c in current_trick]
     if result is not None and not incomplete:
         rec.update(result)
     return rec
