@@ -402,12 +402,10 @@ def run_pairs(
             yield stats[p], (recs[2 * p: 2 * p + 2] if recs is not None else None)
         return
     parts = blocks(n_pairs, workers, lanes)
-    ctx = mp.get_context("spawn")
     # The processes are the parallelism: one BLAS thread each (a checkpoint's batched forward pass with
     # threads that spin against the other workers was measured 5-8x slower on 2 shared cores).
-    with one_blas_thread():
-        pool = start_pool(lambda: ctx.Pool(min(workers, len(parts)), initializer=_worker_init, initargs=(
-            team_a, team_b, rules.to_dict(), seed, max_hands, records, lanes)))
+    pool = start_pool(lambda: worker_pool(min(workers, len(parts)), initializer=_worker_init, initargs=(
+        team_a, team_b, rules.to_dict(), seed, max_hands, records, lanes)))
     with pool:
         for stats, recs in pool.imap(_worker_run, parts):  # ordered: deterministic
             for p in range(len(stats)):

@@ -23,7 +23,6 @@ from which the deals could be rebuilt.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -169,11 +168,10 @@ def run_match(
             for p in range(n_pairs):
                 take(runner.run(p))
         else:
-            ctx = mp.get_context("spawn")
             chunk = max(1, min(16, n_pairs // (workers * 8)))
-            with batched.one_blas_thread():  # single-threaded: terminate()'s SIGTERM runs their handler
-                pool = start_pool(lambda: ctx.Pool(workers, initializer=pair_pool_init, initargs=(
-                    team_a, team_b, rules.to_dict(), seed, max_hands, want_records)))
+            # one BLAS thread each (worker_pool): single-threaded, terminate()'s SIGTERM runs their handler
+            pool = start_pool(lambda: batched.worker_pool(workers, initializer=pair_pool_init, initargs=(
+                team_a, team_b, rules.to_dict(), seed, max_hands, want_records)))
             with pool:  # an error (a bot that fails stops the match) terminates the workers
                 # ordered: deterministic
                 for out in pool.imap(pair_worker_run, range(n_pairs), chunksize=chunk):
