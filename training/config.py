@@ -257,7 +257,9 @@ class TrainConfig(Section):
                 if not spec.startswith("cmd"):
                     make_agent(spec, self.rules)
             except (ValueError, TypeError, OSError, ImportError) as e:
-                raise ConfigError(f"config key {key!r}: {str(e)[:500]}") from None
+                text = str(e)
+                raise ConfigError(f"config key {key!r}: {text if len(text) <= 500 else text[:497] + '...'}"
+                                  ) from None
         if teacher is not None and self.init_from is not None:
             raise ConfigError("config keys 'init_from' and 'imitation.teacher': choose one warm start "
                               "(set imitation.teacher: null to start from the checkpoint)")
