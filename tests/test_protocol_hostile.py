@@ -98,7 +98,8 @@ def _smear_eval(tmp_path: Path, spec: str, workers: int = 2, games: int = 4) -> 
     cmd = [PY, "-c", _LAUNCHER, str(usage_file),
            PY, "-m", "smear_env.evaluation.cli", spec, "heuristic", "--games", str(games), "--workers",
            str(workers), "--target-score", "3", "--records", str(out)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="400")
+    # PYTHONFAULTHANDLER: a hung run's processes print their stacks on SIGABRT (_stacks)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="400", PYTHONFAULTHANDLER="1")
     with open(tmp_path / "stderr", "wb") as ferr:
         p = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=ferr,
                              env=env, start_new_session=True)
@@ -109,7 +110,8 @@ def _smear_eval(tmp_path: Path, spec: str, workers: int = 2, games: int = 4) -> 
                 if pid:
                     break
                 if time.monotonic() - t0 > RUN_LIMIT_S:
-                    pytest.fail(f"smear-eval did not end within {RUN_LIMIT_S} s (the host hangs)")
+                    pytest.fail(f"smear-eval did not end within {RUN_LIMIT_S} s (the host hangs); the Python "
+                                f"stacks of its processes:\n{_stacks(p.pid, tmp_path / 'stderr')}")
                 time.sleep(0.05)
         finally:
             if not pid:  # hung: kill it and every bot it started
@@ -123,6 +125,19 @@ def _smear_eval(tmp_path: Path, spec: str, workers: int = 2, games: int = 4) -> 
     recs = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     return Run(rc, err, recs, max_rss_kb / 1024, seconds,
                log.read_text().splitlines() if log.exists() else [])
+
+
+def _stacks(launcher: int, stderr: Path) -> str:
+    """SIGABRT to each process of the launcher's session but the launcher (smear-eval, its workers, the
+    resource tracker: faulthandler prints every thread's stack to the stderr they share); its last part."""
+    for pid in _live_in_groups({launcher}):
+        if pid != launcher:
+            try:
+                os.kill(pid, signal.SIGABRT)
+            except ProcessLookupError:
+                pass
+    time.sleep(2.0)
+    return stderr.read_text(errors="replace")[-12000:]
 
 
 def _kill_logged(log: Path) -> None:

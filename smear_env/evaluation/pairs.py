@@ -26,7 +26,7 @@ from ..core.seeding import check_seed
 from ..engine.game import NUM_PLAYERS
 from ..tables.table import Table, TableOptions, play, start_agents
 from .results import GameStats, game_stats
-from .worker_signals import ignore_sigint
+from .worker_signals import ignore_sigint, resend_until_exit
 
 _TAG_DEAL, _TAG_DEALER = 1, 2
 
@@ -163,6 +163,7 @@ def pair_pool_init(*args: Any) -> None:
     pair_worker_init(*args)
     util.Finalize(None, _close_worker, exitpriority=100)
     signal.signal(signal.SIGTERM, _worker_sigterm)
+    resend_until_exit(signal.SIGTERM)  # the handler runs even if the signal came as the worker blocked
 
 
 def pair_worker_init(team_a: TeamSpec, team_b: TeamSpec, rules: dict[str, Any], seed: int, max_hands: int,

@@ -7,12 +7,20 @@ the match, with one about the pool's semaphores. So pools start with :func:`star
 in this thread while the workers start, they are born with it blocked (a signal mask survives fork and
 exec) and keep one that arrives pending until their initializer ignores it; this process notes a Ctrl-C of
 those moments and, once the pool exists, terminates it and runs its own SIGINT handler.
+
+``Pool.terminate()`` ends the workers with SIGTERM while it holds the task queue's read lock for good. A
+worker whose handler must run (it closes its bots, then exits) can lose that race: a signal that comes just
+before the main thread blocks on the lock (the worker going back for its next task) is only noted by Python,
+and the handler waits for the lock, for ever. :func:`resend_until_exit` sends the signal again until the
+handler has ended the process.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from multiprocessing import resource_tracker
 from typing import Any
@@ -53,3 +61,32 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if _MASKS:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def resend_until_exit(signum: int, every: float = 0.5) -> None:
+    """In a worker's initializer, once ``signum`` has a handler that ends the process: from the moment the
+    signal comes, a thread sends it again to the main thread every ``every`` seconds. The first one may have
+    come just before the main thread blocked (on a lock or a pipe) and then only been noted, its handler
+    waiting for that call to return; a later one interrupts the call, and the handler runs. The thread learns
+    of the signal from Python's wakeup file descriptor (its C handler writes the signal's number there, from
+    whichever thread it interrupted) and blocks every signal itself, so they still reach the main thread."""
+    if not _MASKS or threading.current_thread() is not threading.main_thread():
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def watch() -> None:
+        while signum not in os.read(read_fd, 64):
+            pass
+        while True:  # until the handler ends the process (a daemon thread)
+            time.sleep(every)
+            signal.pthread_kill(main, signum)
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    try:
+        threading.Thread(target=watch, name=f"resend-{signal.Signals(signum).name}", daemon=True).start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
