@@ -136,19 +136,21 @@ def _close_worker() -> None:
     already ending) waits until the bots are closed, instead of starting a second close inside the first."""
     if _WORKER is None:
         return
-    blocked = hasattr(signal, "pthread_sigmask")
-    if blocked:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    masks = hasattr(signal, "pthread_sigmask")
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}) if masks else set()
     try:
         _WORKER.close()
     finally:
-        if blocked:  # a SIGTERM that came meanwhile runs its handler now: nothing left to close, exit
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        if masks:  # at a normal exit, a SIGTERM that came meanwhile runs its handler now: nothing left, exit
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _worker_sigterm(signum: int, frame: Any) -> None:
-    """``Pool.terminate()`` ends the workers with SIGTERM, which skips finalizers: close the bots first."""
-
+    """``Pool.terminate()`` ends the workers with SIGTERM, which skips finalizers: close the bots first.
+    SIGTERM stays blocked from here to the exit: it is sent again until the worker has ended
+    (:func:`resend_until_exit`), and a handler run inside this one would start the closing over."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
         _close_worker()
         close_all()  # also the bots whose closing this signal interrupted

@@ -64,7 +64,8 @@ def ignore_sigint() -> None:
 
 
 def resend_until_exit(signum: int, every: float = 0.5) -> None:
-    """In a worker's initializer, once ``signum`` has a handler that ends the process: from the moment the
+    """In a worker's initializer, once ``signum`` has a handler that ends the process (and blocks ``signum``
+    first: each signal sent again would otherwise run it again inside itself): from the moment the
     signal comes, a thread sends it again to the main thread every ``every`` seconds. The first one may have
     come just before the main thread blocked (on a lock or a pipe) and then only been noted, its handler
     waiting for that call to return; a later one interrupts the call, and the handler runs. The thread learns
